@@ -1,0 +1,154 @@
+//===- Reference.h - Reference kernels for every attn op ---------*- C++ -*-===//
+//
+// Naive loops with double accumulation: the oracle for every generated
+// kernel and every rewrite. Shares no code with codegen/. Each function
+// validates its operands and returns an error Status (never crashes) when the
+// shapes do not fit the op; on success `out` holds the result.
+//
+// Shape conventions (see shared design.md §2-3):
+//  * "leading dims" are every dim but the last two; they broadcast the numpy
+//    way (right-aligned, a dim of 1 or a missing dim stretches) wherever an
+//    op says "broadcast".
+//  * axes are non-negative dim indices.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_REFERENCE_H
+#define ATTN_RUNTIME_REFERENCE_H
+
+#include "runtime/Tensor.h"
+
+#include <array>
+#include <vector>
+
+namespace attn::runtime {
+
+/// How one normalization step rescales a slice of the score matrix.
+enum class NormKind {
+  Softmax, ///< exp(x - max) / sum(exp(x - max)); an all-masked slice is 0.
+  Sum,     ///< x / (eps + sum(x)).
+  Count,   ///< x / (length of the axis).
+  None,    ///< unchanged.
+};
+
+/// Which slices of the score matrix S (n queries x m keys) a step normalizes.
+enum class NormAxis {
+  Keys,    ///< each query row: S[i, :] (reduces over the m keys, dim -1).
+  Queries, ///< each key column: S[:, j] (reduces over the n queries, dim -2).
+};
+
+struct NormStep {
+  NormKind kind = NormKind::Softmax;
+  NormAxis axis = NormAxis::Keys;
+  double eps = 0.0; ///< only used by Sum.
+};
+
+/// Elementwise feature map applied to Q and K before the product.
+enum class FeatureMap {
+  Identity,   ///< x
+  EluPlusOne, ///< elu(x) + 1 = x + 1 if x > 0 else exp(x)
+  Relu,       ///< max(x, 0)
+};
+
+enum class EfficientVariant {
+  Softmax, ///< softmax(Q over dk features) (softmax(K over m positions)^T V)
+  Scaling, ///< (Q / sqrt(n)) ((K / sqrt(n))^T V), n = number of queries
+};
+
+//===----------------------------------------------------------------------===//
+// Primitive ops
+//===----------------------------------------------------------------------===//
+
+/// Batched matrix product of the last two dims: lhs (..., M, K) (or
+/// (..., K, M) when transposeLhs), rhs (..., K, N) (or (..., N, K) when
+/// transposeRhs) -> (..., M, N). Leading dims broadcast. Both rank >= 2.
+Status matmul(const Tensor &lhs, const Tensor &rhs, bool transposeLhs,
+              bool transposeRhs, Tensor &out);
+
+/// Normalizes every 1-D slice of `input` along `axis` as `kind` says
+/// (eps only for Sum; eps >= 0). Softmax treats -inf as "masked": a slice that
+/// is entirely -inf becomes all zeros instead of NaN.
+Status normalize(const Tensor &input, NormKind kind, int64_t axis, double eps,
+                 Tensor &out);
+
+/// out = factor * input.
+Status scale(const Tensor &input, double factor, Tensor &out);
+
+/// out = map(input) elementwise.
+Status featureMap(const Tensor &input, FeatureMap map, Tensor &out);
+
+/// Inclusive prefix sum along `axis`: out[.., i, ..] = sum_{j <= i} in[.., j, ..].
+Status prefixSum(const Tensor &input, int64_t axis, Tensor &out);
+
+/// out = lhs + rhs with numpy broadcasting over all dims (right-aligned).
+Status add(const Tensor &lhs, const Tensor &rhs, Tensor &out);
+
+/// Rank >= 2. In the last two dims (i, j), entries with j > i (key after
+/// query) are replaced by `fill` (use -inf before a softmax, 0 otherwise).
+Status causalMask(const Tensor &input, double fill, Tensor &out);
+
+/// One level of a multi-scale feature map: rows [start, start + height*width)
+/// of the value tensor, stored row-major (h, w).
+struct SpatialLevel {
+  int64_t height = 0;
+  int64_t width = 0;
+};
+
+/// Bilinear samples of every level at every point.
+///   value     (N, Lv, M, D), Lv = sum of height*width over levels
+///   locations (N, Lq, M, L, P, 2), (x, y) normalized to [0, 1]
+///   out       (N, Lq, M, L, P, D)
+/// Sample pixel: alignCorners ? (x*(W-1), y*(H-1)) : (x*W - 0.5, y*H - 0.5).
+/// The four corners around it are weighted bilinearly; each corner outside
+/// [0, H) x [0, W) contributes 0 (grid_sample padding "zeros"). A location
+/// that is not finite contributes 0 as well.
+Status bilinearGather(const Tensor &value, const Tensor &locations,
+                      const std::vector<SpatialLevel> &levels,
+                      bool alignCorners, Tensor &out);
+
+//===----------------------------------------------------------------------===//
+// High-level attention ops (implemented directly, not through the primitives,
+// so the primitives and the decompositions can be checked against them)
+//===----------------------------------------------------------------------===//
+
+/// O = rho(S) V with S = scale * phi(Q) phi(K)^T (+ mask).
+///   query (..., n, dk), key (..., m, dk), value (..., m, dv),
+///   mask (..., n, m) additive, may be null. Leading dims broadcast.
+///   out (..., n, dv).
+/// With `causal`, key j is visible to query i iff j <= i. Masked-out entries
+/// are excluded from every step: they are 0 after each step, a softmax
+/// ignores them (an all-masked slice is 0), Sum ignores them; Count divides
+/// by the full axis length (m for Keys, n for Queries).
+/// Steps apply in order; Keys steps reduce over m, Queries steps over n.
+Status dotProductAttention(const Tensor &query, const Tensor &key,
+                           const Tensor &value, const Tensor *mask,
+                           const std::vector<NormStep> &steps, double scale,
+                           FeatureMap map, bool causal, Tensor &out);
+
+/// Efficient attention (Shen et al.). query (..., n, dk), key (..., m, dk),
+/// value (..., m, dv) -> (..., n, dv). Leading dims broadcast.
+Status efficientAttention(const Tensor &query, const Tensor &key,
+                          const Tensor &value, EfficientVariant variant,
+                          Tensor &out);
+
+/// External attention (EANet): A = X Mk^T (n x S); A <- softmax over the n
+/// positions (per slot); A <- A / (eps + sum over slots) (per position);
+/// O = A Mv. input (..., n, d), memoryKey (..., S, d), memoryValue
+/// (..., S, dv) -> (..., n, dv). Leading dims broadcast (memories usually
+/// rank 2).
+Status externalAttention(const Tensor &input, const Tensor &memoryKey,
+                         const Tensor &memoryValue, double eps, Tensor &out);
+
+/// Multi-scale deformable attention (Deformable DETR).
+///   value (N, Lv, M, D), locations (N, Lq, M, L, P, 2),
+///   weights (N, Lq, M, L, P) -> out (N, Lq, M*D), head-major:
+///   out[n, q, h*D + d] = sum_{l,p} weights[n,q,h,l,p] *
+///                        sample(value, level l, locations[n,q,h,l,p])[d]
+/// with the sampling rule of bilinearGather.
+Status deformableAttention(const Tensor &value, const Tensor &locations,
+                           const Tensor &weights,
+                           const std::vector<SpatialLevel> &levels,
+                           bool alignCorners, Tensor &out);
+
+} // namespace attn::runtime
+
+#endif // ATTN_RUNTIME_REFERENCE_H
