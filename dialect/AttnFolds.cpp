@@ -1,0 +1,109 @@
+//===- AttnFolds.cpp - Folds and canonicalization patterns of attn --------===//
+
+#include "dialect/AttnOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// Folds: ops that leave their input unchanged
+//===----------------------------------------------------------------------===//
+
+OpFoldResult NormalizeOp::fold(FoldAdaptor) {
+  if (getKind() == NormKind::none)
+    return getInput();
+  return {};
+}
+
+OpFoldResult ScaleOp::fold(FoldAdaptor) {
+  if (getFactor().isExactlyValue(1.0))
+    return getInput();
+  return {};
+}
+
+OpFoldResult FeatureMapOp::fold(FoldAdaptor) {
+  if (getKind() == FeatureMap::identity)
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Canonicalization patterns
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// scale(scale(x, a), b) -> scale(x, a * b): one pass over the data.
+struct MergeNestedScales : OpRewritePattern<ScaleOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScaleOp outer,
+                                PatternRewriter &rewriter) const override {
+    auto inner = outer.getInput().getDefiningOp<ScaleOp>();
+    if (!inner)
+      return rewriter.notifyMatchFailure(outer, "input is not an attn.scale");
+    double factor = inner.getFactor().convertToDouble() *
+                    outer.getFactor().convertToDouble();
+    rewriter.replaceOpWithNewOp<ScaleOp>(outer, inner.getInput(),
+                                         rewriter.getF64FloatAttr(factor));
+    return success();
+  }
+};
+
+/// Drops `none` steps from a dot_product's normalization list: they do
+/// nothing, and a shorter list keeps later pattern matches simple.
+struct DropNoneNormSteps : OpRewritePattern<DotProductAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DotProductAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<Attribute> kept;
+    for (Attribute step : op.getNorm())
+      if (cast<NormStepAttr>(step).getKind() != NormKind::none)
+        kept.push_back(step);
+    if (kept.size() == op.getNorm().size())
+      return rewriter.notifyMatchFailure(op, "no 'none' step to drop");
+    rewriter.modifyOpInPlace(
+        op, [&]() { op.setNormAttr(rewriter.getArrayAttr(kept)); });
+    return success();
+  }
+};
+
+/// attn.external is dot-product attention with Q = X, K = Mk, V = Mv, scale
+/// 1 and EANet's double normalization; rewriting it lets every later pass
+/// handle one op.
+struct ExternalToDotProduct : OpRewritePattern<ExternalAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ExternalAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    MLIRContext *context = op.getContext();
+    ArrayAttr norm = rewriter.getArrayAttr(
+        {NormStepAttr::get(context, NormKind::softmax, NormAxis::queries,
+                           llvm::APFloat(0.0)),
+         NormStepAttr::get(context, NormKind::sum, NormAxis::keys,
+                           op.getEps())});
+    auto dotProduct = DotProductAttentionOp::create(
+        rewriter, op.getLoc(), op.getType(), op.getInput(), op.getMemoryKey(),
+        op.getMemoryValue(), /*mask=*/Value(), norm,
+        /*scale=*/llvm::APFloat(1.0));
+    rewriter.replaceOp(op, dotProduct.getResult());
+    return success();
+  }
+};
+
+} // namespace
+
+void ScaleOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                          MLIRContext *context) {
+  patterns.add<MergeNestedScales>(context);
+}
+
+void DotProductAttentionOp::getCanonicalizationPatterns(
+    RewritePatternSet &patterns, MLIRContext *context) {
+  patterns.add<DropNoneNormSteps>(context);
+}
+
+void ExternalAttentionOp::getCanonicalizationPatterns(
+    RewritePatternSet &patterns, MLIRContext *context) {
+  patterns.add<ExternalToDotProduct>(context);
+}

@@ -1,0 +1,325 @@
+//===- AttnOps.cpp - Operations of the attn dialect -----------------------===//
+//
+// Custom assembly directives, type inference (through AttnShapes) and the
+// verifiers of cross-operand and attribute rules. Folds and canonicalization
+// patterns live in AttnFolds.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/AttnOps.h"
+#include "dialect/AttnShapes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// Custom directives
+//===----------------------------------------------------------------------===//
+
+/// `[softmax over queries, sum over keys eps 1.000000e-09]`
+static ParseResult parseNormList(OpAsmParser &parser, ArrayAttr &norm) {
+  SmallVector<Attribute> steps;
+  if (parser.parseCommaSeparatedList(
+          OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
+            NormStepAttr step = parseNormStepBody(parser);
+            if (!step)
+              return failure();
+            steps.push_back(step);
+            return success();
+          }))
+    return failure();
+  norm = parser.getBuilder().getArrayAttr(steps);
+  return success();
+}
+
+static void printNormList(OpAsmPrinter &printer, Operation *, ArrayAttr norm) {
+  printer << '[';
+  llvm::interleaveComma(norm, printer, [&](Attribute step) {
+    printNormStepBody(printer, cast<NormStepAttr>(step));
+  });
+  printer << ']';
+}
+
+/// `[100x150, 50x75]`, stored flat as [100, 150, 50, 75].
+static ParseResult parseLevels(OpAsmParser &parser,
+                               DenseI64ArrayAttr &spatialShapes) {
+  SmallVector<int64_t> flat;
+  if (parser.parseCommaSeparatedList(
+          OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
+            SMLoc loc = parser.getCurrentLocation();
+            SmallVector<int64_t> dims;
+            if (parser.parseDimensionList(dims, /*allowDynamic=*/false,
+                                          /*withTrailingX=*/false))
+              return failure();
+            if (dims.size() != 2)
+              return parser.emitError(loc, "expected a level as HxW, got ")
+                     << dims.size() << " sizes";
+            flat.append(dims.begin(), dims.end());
+            return success();
+          }))
+    return failure();
+  spatialShapes = parser.getBuilder().getDenseI64ArrayAttr(flat);
+  return success();
+}
+
+static void printLevels(OpAsmPrinter &printer, Operation *,
+                        DenseI64ArrayAttr spatialShapes) {
+  ArrayRef<int64_t> flat = spatialShapes.asArrayRef();
+  printer << '[';
+  for (size_t i = 0; i + 1 < flat.size(); i += 2)
+    printer << (i ? ", " : "") << flat[i] << 'x' << flat[i + 1];
+  printer << ']';
+}
+
+//===----------------------------------------------------------------------===//
+// Type inference
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Emits shape errors at the op's location when inference runs as part of
+/// verification, and stays silent when a caller only probes.
+struct ShapeErrorAt {
+  std::optional<Location> location;
+  InFlightDiagnostic operator()() const {
+    if (location)
+      return mlir::emitError(*location);
+    return InFlightDiagnostic();
+  }
+};
+} // namespace
+
+static ArrayRef<int64_t> shapeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+
+/// All operands must share one element type; it becomes the result's.
+static LogicalResult
+inferResult(ValueRange operands, const ShapeErrorAt &emitError,
+            llvm::function_ref<FailureOr<Shape>()> inferShape,
+            SmallVectorImpl<Type> &inferred) {
+  Type elementType;
+  for (Value operand : operands) {
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (!type)
+      return failure(); // ODS operand constraints report this.
+    if (!elementType) {
+      elementType = type.getElementType();
+    } else if (elementType != type.getElementType()) {
+      emitError() << "operands must share one element type, got "
+                  << elementType << " and " << type.getElementType();
+      return failure();
+    }
+  }
+  FailureOr<Shape> shape = inferShape();
+  if (failed(shape))
+    return failure();
+  inferred.push_back(RankedTensorType::get(*shape, elementType));
+  return success();
+}
+
+/// Results may be more or less static than inferred but must not contradict.
+static bool areCompatibleTensorTypes(TypeRange lhs, TypeRange rhs) {
+  if (lhs.size() != 1 || rhs.size() != 1)
+    return false;
+  auto l = dyn_cast<RankedTensorType>(lhs.front());
+  auto r = dyn_cast<RankedTensorType>(rhs.front());
+  return l && r && l.getElementType() == r.getElementType() &&
+         areCompatibleShapes(l.getShape(), r.getShape());
+}
+
+#define ATTN_COMPATIBLE_RETURN_TYPES(OpTy)                                     \
+  bool OpTy::isCompatibleReturnTypes(TypeRange lhs, TypeRange rhs) {           \
+    return areCompatibleTensorTypes(lhs, rhs);                                 \
+  }
+ATTN_COMPATIBLE_RETURN_TYPES(DotProductAttentionOp)
+ATTN_COMPATIBLE_RETURN_TYPES(EfficientAttentionOp)
+ATTN_COMPATIBLE_RETURN_TYPES(ExternalAttentionOp)
+ATTN_COMPATIBLE_RETURN_TYPES(DeformableAttentionOp)
+ATTN_COMPATIBLE_RETURN_TYPES(MatmulOp)
+ATTN_COMPATIBLE_RETURN_TYPES(AddOp)
+ATTN_COMPATIBLE_RETURN_TYPES(BilinearGatherOp)
+#undef ATTN_COMPATIBLE_RETURN_TYPES
+
+LogicalResult DotProductAttentionOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  ShapeErrorAt emitError{location};
+  return inferResult(
+      operands, emitError,
+      [&]() {
+        std::optional<ArrayRef<int64_t>> mask;
+        if (adaptor.getMask())
+          mask = shapeOf(adaptor.getMask());
+        return inferAttentionShape(shapeOf(adaptor.getQuery()),
+                                   shapeOf(adaptor.getKey()),
+                                   shapeOf(adaptor.getValue()), mask,
+                                   AttentionOperandNames(), emitError);
+      },
+      inferred);
+}
+
+LogicalResult EfficientAttentionOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  ShapeErrorAt emitError{location};
+  return inferResult(
+      operands, emitError,
+      [&]() {
+        return inferAttentionShape(
+            shapeOf(adaptor.getQuery()), shapeOf(adaptor.getKey()),
+            shapeOf(adaptor.getValue()), std::nullopt, AttentionOperandNames(),
+            emitError);
+      },
+      inferred);
+}
+
+LogicalResult ExternalAttentionOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  ShapeErrorAt emitError{location};
+  AttentionOperandNames names;
+  names.query = "input";
+  names.key = "memory_key";
+  names.value = "memory_value";
+  return inferResult(
+      operands, emitError,
+      [&]() {
+        return inferAttentionShape(
+            shapeOf(adaptor.getInput()), shapeOf(adaptor.getMemoryKey()),
+            shapeOf(adaptor.getMemoryValue()), std::nullopt, names, emitError);
+      },
+      inferred);
+}
+
+LogicalResult DeformableAttentionOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  ShapeErrorAt emitError{location};
+  return inferResult(
+      operands, emitError,
+      [&]() {
+        return inferDeformableShape(
+            shapeOf(adaptor.getValue()), shapeOf(adaptor.getSamplingLocations()),
+            shapeOf(adaptor.getAttentionWeights()), adaptor.getSpatialShapes(),
+            emitError);
+      },
+      inferred);
+}
+
+LogicalResult MatmulOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  ShapeErrorAt emitError{location};
+  return inferResult(
+      operands, emitError,
+      [&]() {
+        return inferMatmulShape(shapeOf(adaptor.getLhs()),
+                                shapeOf(adaptor.getRhs()),
+                                adaptor.getTransposeLhs(),
+                                adaptor.getTransposeRhs(), emitError);
+      },
+      inferred);
+}
+
+LogicalResult AddOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  ShapeErrorAt emitError{location};
+  return inferResult(
+      operands, emitError,
+      [&]() {
+        return broadcastShapes(shapeOf(adaptor.getLhs()),
+                               shapeOf(adaptor.getRhs()), "lhs and rhs",
+                               emitError);
+      },
+      inferred);
+}
+
+LogicalResult BilinearGatherOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  ShapeErrorAt emitError{location};
+  return inferResult(
+      operands, emitError,
+      [&]() {
+        return inferBilinearGatherShape(shapeOf(adaptor.getValue()),
+                                        shapeOf(adaptor.getLocations()),
+                                        adaptor.getSpatialShapes(), emitError);
+      },
+      inferred);
+}
+
+//===----------------------------------------------------------------------===//
+// Verifiers (rules that are not shape rules)
+//===----------------------------------------------------------------------===//
+
+LogicalResult DotProductAttentionOp::verify() {
+  if (!std::isfinite(getScale().convertToDouble()))
+    return emitOpError("scale must be finite, got ")
+           << getScale().convertToDouble();
+  return success();
+}
+
+LogicalResult ExternalAttentionOp::verify() {
+  double eps = getEps().convertToDouble();
+  if (!std::isfinite(eps) || eps < 0.0)
+    return emitOpError("eps must be finite and >= 0, got ") << eps;
+  return success();
+}
+
+/// `dim` must name a dim of `type`.
+static LogicalResult verifyDimInRange(Operation *op, int64_t dim,
+                                      RankedTensorType type) {
+  if (dim < type.getRank())
+    return success();
+  return op->emitOpError("dim ")
+         << dim << " is out of range for a tensor of rank " << type.getRank();
+}
+
+LogicalResult NormalizeOp::verify() {
+  if (failed(verifyDimInRange(*this, getDim(), getInput().getType())))
+    return failure();
+  double eps = getEps().convertToDouble();
+  if (!std::isfinite(eps) || eps < 0.0)
+    return emitOpError("eps must be finite and >= 0, got ") << eps;
+  if (eps != 0.0 && getKind() != NormKind::sum)
+    return emitOpError("eps only applies to 'sum' normalization, not '")
+           << stringifyNormKind(getKind()) << "'";
+  return success();
+}
+
+LogicalResult PrefixSumOp::verify() {
+  return verifyDimInRange(*this, getDim(), getInput().getType());
+}
+
+LogicalResult CausalMaskOp::verify() {
+  if (getInput().getType().getRank() < 2)
+    return emitOpError("input must have rank >= 2 (..., queries, keys), got "
+                       "rank ")
+           << getInput().getType().getRank();
+  if (std::isnan(getFill().convertToDouble()))
+    return emitOpError("fill must not be NaN");
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialect/AttnOps.cpp.inc"

@@ -1,0 +1,20 @@
+//===- AttnOps.h - Operations of the attn dialect ----------------*- C++ -*-===//
+#ifndef ATTN_DIALECT_ATTNOPS_H
+#define ATTN_DIALECT_ATTNOPS_H
+
+#include "dialect/AttnAttrs.h"
+#include "dialect/AttnDialect.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <limits>
+
+#define GET_OP_CLASSES
+#include "dialect/AttnOps.h.inc"
+
+#endif // ATTN_DIALECT_ATTNOPS_H

@@ -1,0 +1,333 @@
+//===- AttnOps.td - Operations of the attn dialect ---------*- tablegen -*-===//
+
+#ifndef ATTN_OPS_TD
+#define ATTN_OPS_TD
+
+include "dialect/AttnAttrs.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+// f32 first; f64 is accepted so the reference runtime can run specs in double.
+def Attn_FloatTensor : RankedTensorOf<[F32, F64]>;
+
+// Ops whose result shape is computed by a rule in AttnShapes.h. The rule runs
+// in inferReturnTypes (builders and verification share it); results may be
+// more or less static than inferred, but never contradict it.
+class Attn_InferredShapeOp<string mnemonic, list<Trait> traits = []>
+    : Attn_Op<mnemonic, traits # [Pure,
+        DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let extraClassDeclaration = [{
+    static bool isCompatibleReturnTypes(::mlir::TypeRange inferred,
+                                        ::mlir::TypeRange actual);
+  }];
+}
+
+// Elementwise-like ops: one tensor in, the same type out.
+class Attn_UnaryOp<string mnemonic, list<Trait> traits = []>
+    : Attn_Op<mnemonic, traits # [Pure, SameOperandsAndResultType]> {
+  let results = (outs Attn_FloatTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// High-level attention ops
+//===----------------------------------------------------------------------===//
+
+def Attn_DotProductAttentionOp : Attn_InferredShapeOp<"dot_product"> {
+  let summary = "dot-product attention O = rho(scale * phi(Q) phi(K)^T + mask) V";
+  let description = [{
+    Query (..., n, dk), key (..., m, dk), value (..., m, dv) and an optional
+    additive mask (..., n, m); leading dims broadcast (numpy rules, so a
+    rank-2 key/value is shared by every batch and head). Result (..., n, dv).
+
+    `norm` is the ordered list of normalization steps rho applied to the
+    scores; `scale` multiplies the scores (default 1); `feature_map` phi is
+    applied to Q and K first (default identity); `causal` hides key j from
+    query i unless j <= i. Hidden entries take part in no step (a softmax
+    over only hidden entries gives 0); `count` divides by the full axis
+    length.
+
+    ```mlir
+    // Standard scaled dot-product attention.
+    %o = attn.dot_product %q, %k, %v norm [softmax over keys] scale 0.125
+        : tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32>
+        -> tensor<8x128x64xf32>
+    // Non-local block, scaling form: rho(Y) = Y / m.
+    %o = attn.dot_product %q, %k, %v norm [count over keys] : ...
+    // Linear attention with the elu+1 feature map.
+    %o = attn.dot_product %q, %k, %v norm [sum over keys] feature_map elu_plus_one : ...
+    // EANet double normalization.
+    %o = attn.dot_product %x, %mk, %mv
+        norm [softmax over queries, sum over keys eps 1.000000e-09] : ...
+    ```
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$query,
+    Attn_FloatTensor:$key,
+    Attn_FloatTensor:$value,
+    Optional<Attn_FloatTensor>:$mask,
+    Attn_NormListAttr:$norm,
+    DefaultValuedAttr<F64Attr, "1.0">:$scale,
+    DefaultValuedAttr<Attn_FeatureMap, "::mlir::attn::FeatureMap::identity">:$feature_map,
+    UnitAttr:$causal
+  );
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? `norm` custom<NormList>($norm)
+    (`scale` $scale^)? (`feature_map` $feature_map^)? (`causal` $causal^)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value)
+    (`,` type($mask)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Attn_EfficientAttentionOp : Attn_InferredShapeOp<"efficient"> {
+  let summary = "efficient attention E = rho_q(Q) (rho_k(K)^T V) (Shen et al.)";
+  let description = [{
+    Query (..., n, dk), key (..., m, dk), value (..., m, dv) -> (..., n, dv);
+    leading dims broadcast. `softmax`: rho_q is a softmax of each query over
+    its dk features and rho_k a softmax of each key feature over the m
+    positions (an approximation of softmax attention, a different function).
+    `scaling`: rho_q = rho_k = x / sqrt(n), n the number of queries (equal to
+    non-local attention with `count over keys` when n = m).
+
+    ```mlir
+    %e = attn.efficient %q, %k, %v variant softmax
+        : tensor<4096x32xf32>, tensor<4096x32xf32>, tensor<4096x64xf32>
+        -> tensor<4096x64xf32>
+    ```
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$query,
+    Attn_FloatTensor:$key,
+    Attn_FloatTensor:$value,
+    Attn_EfficientVariant:$variant
+  );
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `variant` $variant attr-dict
+    `:` type($query) `,` type($key) `,` type($value) `->` type($result)
+  }];
+}
+
+def Attn_ExternalAttentionOp : Attn_InferredShapeOp<"external"> {
+  let summary = "external attention with two learned memories (EANet)";
+  let description = [{
+    Input (..., n, d), memory_key (..., S, d), memory_value (..., S, dv)
+    -> (..., n, dv). A = X Mk^T; A <- softmax over the n positions (per slot);
+    A <- A / (eps + sum over the S slots) (per position); O = A Mv.
+    `eps` defaults to 1e-9 as in EANet. Canonicalizes to `attn.dot_product`
+    with `norm [softmax over queries, sum over keys eps ...]`.
+
+    ```mlir
+    %o = attn.external %x, %mk, %mv
+        : tensor<4096x512xf32>, tensor<64x512xf32>, tensor<64x512xf32>
+        -> tensor<4096x512xf32>
+    ```
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$input,
+    Attn_FloatTensor:$memory_key,
+    Attn_FloatTensor:$memory_value,
+    DefaultValuedAttr<F64Attr, "1.0e-9">:$eps
+  );
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $memory_key `,` $memory_value (`eps` $eps^)? attr-dict
+    `:` type($input) `,` type($memory_key) `,` type($memory_value)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Attn_DeformableAttentionOp : Attn_InferredShapeOp<"deformable"> {
+  let summary = "multi-scale deformable attention (Deformable DETR)";
+  let description = [{
+    value (N, sum H_l W_l, M, D) with levels stored row-major (h, w) one
+    after another; sampling_locations (N, Lq, M, L, P, 2) as (x, y) in
+    [0, 1]; attention_weights (N, Lq, M, L, P); result (N, Lq, M*D),
+    head-major. Each sample is bilinear at pixel (x W - 0.5, y H - 0.5)
+    (`align_corners`: (x (W-1), y (H-1))); corners outside a level
+    contribute 0. `levels` lists H x W of each level.
+
+    ```mlir
+    %o = attn.deformable %value, %loc, %w levels [32x32, 16x16]
+        : tensor<1x1280x8x32xf32>, tensor<1x100x8x2x4x2xf32>,
+          tensor<1x100x8x2x4xf32> -> tensor<1x100x256xf32>
+    ```
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$value,
+    Attn_FloatTensor:$sampling_locations,
+    Attn_FloatTensor:$attention_weights,
+    DenseI64ArrayAttr:$spatial_shapes,
+    UnitAttr:$align_corners
+  );
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $value `,` $sampling_locations `,` $attention_weights
+    `levels` custom<Levels>($spatial_shapes) (`align_corners` $align_corners^)?
+    attr-dict `:` type($value) `,` type($sampling_locations) `,`
+    type($attention_weights) `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Primitive ops: each maps to one Halide Func
+//===----------------------------------------------------------------------===//
+
+def Attn_MatmulOp : Attn_InferredShapeOp<"matmul"> {
+  let summary = "batched matrix product over the last two dims";
+  let description = [{
+    lhs (..., M, K) (`transpose_lhs`: (..., K, M)), rhs (..., K, N)
+    (`transpose_rhs`: (..., N, K)) -> (..., M, N); leading dims broadcast.
+
+    ```mlir
+    %s = attn.matmul %q, %k transpose_rhs
+        : tensor<2x128x64xf32>, tensor<2x128x64xf32> -> tensor<2x128x128xf32>
+    ```
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$lhs,
+    Attn_FloatTensor:$rhs,
+    UnitAttr:$transpose_lhs,
+    UnitAttr:$transpose_rhs
+  );
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)?
+    (`transpose_rhs` $transpose_rhs^)? attr-dict
+    `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+}
+
+def Attn_NormalizeOp : Attn_UnaryOp<"normalize"> {
+  let summary = "normalize every slice along one dim (softmax, sum, count)";
+  let description = [{
+    `softmax`: exp(x - max) / sum(exp(x - max)), where an all -inf slice
+    gives 0; `sum`: x / (eps + sum(x)); `count`: x / (length of the dim);
+    `none`: x (folds away). `dim` is a non-negative dim index.
+
+    ```mlir
+    %p = attn.normalize softmax %s dim 1 : tensor<128x128xf32>
+    %a = attn.normalize sum %s dim 1 eps 1.000000e-09 : tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins
+    Attn_NormKind:$kind,
+    Attn_FloatTensor:$input,
+    ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
+    DefaultValuedAttr<F64Attr, "0.0">:$eps
+  );
+  let assemblyFormat = [{
+    $kind $input `dim` $dim (`eps` $eps^)? attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Attn_ScaleOp : Attn_UnaryOp<"scale"> {
+  let summary = "multiply every element by a constant";
+  let description = [{
+    ```mlir
+    %s2 = attn.scale %s by 1.250000e-01 : tensor<128x128xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, F64Attr:$factor);
+  let assemblyFormat = "$input `by` $factor attr-dict `:` type($input)";
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Attn_FeatureMapOp : Attn_UnaryOp<"feature_map"> {
+  let summary = "elementwise feature map (elu+1, relu, identity)";
+  let description = [{
+    ```mlir
+    %phi = attn.feature_map elu_plus_one %q : tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FeatureMap:$kind, Attn_FloatTensor:$input);
+  let assemblyFormat = "$kind $input attr-dict `:` type($input)";
+  let hasFolder = 1;
+}
+
+def Attn_PrefixSumOp : Attn_UnaryOp<"prefix_sum"> {
+  let summary = "inclusive prefix sum along one dim";
+  let description = [{
+    out[.., i, ..] = sum over j <= i of in[.., j, ..] along `dim`; the scan
+    behind exact causal linear attention.
+
+    ```mlir
+    %c = attn.prefix_sum %kv dim 0 : tensor<128x32x64xf32>
+    ```
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$input,
+    ConfinedAttr<I64Attr, [IntNonNegative]>:$dim
+  );
+  let assemblyFormat = "$input `dim` $dim attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Attn_CausalMaskOp : Attn_UnaryOp<"causal_mask"> {
+  let summary = "replace the scores of keys after their query by a fill value";
+  let description = [{
+    In the last two dims (i, j), entries with j > i become `fill`: -inf (the
+    default) before a softmax, 0 before sum or count.
+
+    ```mlir
+    %m = attn.causal_mask %s : tensor<128x128xf32>
+    %z = attn.causal_mask %s fill 0.000000e+00 : tensor<128x128xf32>
+    ```
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$input,
+    DefaultValuedAttr<F64Attr, "-std::numeric_limits<double>::infinity()">:$fill
+  );
+  let assemblyFormat = "$input (`fill` $fill^)? attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Attn_AddOp : Attn_InferredShapeOp<"add"> {
+  let summary = "elementwise sum with numpy broadcasting";
+  let description = [{
+    ```mlir
+    %y = attn.add %o, %x : tensor<1024x64xf32>, tensor<1024x64xf32> -> tensor<1024x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$lhs, Attn_FloatTensor:$rhs);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+}
+
+def Attn_BilinearGatherOp : Attn_InferredShapeOp<"bilinear_gather"> {
+  let summary = "bilinear samples of a multi-level feature map";
+  let description = [{
+    value (N, sum H_l W_l, M, D), locations (N, Lq, M, L, P, 2) ->
+    (N, Lq, M, L, P, D): the sample of level l at each (x, y), with the
+    sampling rule of `attn.deformable` (corners outside a level give 0).
+
+    ```mlir
+    %s = attn.bilinear_gather %value, %loc levels [32x32, 16x16]
+        : tensor<1x1280x8x32xf32>, tensor<1x100x8x2x4x2xf32>
+        -> tensor<1x100x8x2x4x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$value,
+    Attn_FloatTensor:$locations,
+    DenseI64ArrayAttr:$spatial_shapes,
+    UnitAttr:$align_corners
+  );
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $value `,` $locations `levels` custom<Levels>($spatial_shapes)
+    (`align_corners` $align_corners^)? attr-dict
+    `:` type($value) `,` type($locations) `->` type($result)
+  }];
+}
+
+#endif // ATTN_OPS_TD

@@ -1,0 +1,79 @@
+//===- AttnShapes.h - Shape rules of the attn ops ----------------*- C++ -*-===//
+//
+// Every shape rule of the dialect, written once. Ops call these from
+// inferReturnTypes, so builders infer result types with the same code that
+// verification runs. Shapes use ShapedType::kDynamic for `?`: a dynamic dim
+// is compatible with anything and is checked at run time by the kernels.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_DIALECT_ATTNSHAPES_H
+#define ATTN_DIALECT_ATTNSHAPES_H
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+
+namespace mlir::attn {
+
+using Shape = SmallVector<int64_t>;
+
+/// Produces a diagnostic for a shape error; returns an inactive diagnostic
+/// when the caller only asks whether shapes fit.
+using EmitShapeError = llvm::function_ref<InFlightDiagnostic()>;
+
+/// Formats a shape as in tensor types: "2x?x64" ("scalar" for rank 0).
+std::string formatShape(ArrayRef<int64_t> shape);
+
+/// Numpy broadcast of two shapes (right-aligned; 1 or a missing dim
+/// stretches). `what` names the operands in the error, e.g. "query and key".
+FailureOr<Shape> broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
+                                 StringRef what, EmitShapeError emitError);
+
+/// True if the two shapes have the same rank and no pair of static dims
+/// differs.
+bool areCompatibleShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs);
+
+/// attn.matmul: (..., M, K) x (..., K, N) -> (..., M, N), with transposes.
+FailureOr<Shape> inferMatmulShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
+                                  bool transposeLhs, bool transposeRhs,
+                                  EmitShapeError emitError);
+
+/// Operand names used in the messages of inferAttentionShape.
+struct AttentionOperandNames {
+  StringRef query = "query", key = "key", value = "value", mask = "mask";
+};
+
+/// Attention ops: query (..., n, dk), key (..., m, dk), value (..., m, dv),
+/// optional mask (..., n, m) -> (..., n, dv); leading dims broadcast.
+FailureOr<Shape> inferAttentionShape(ArrayRef<int64_t> query,
+                                     ArrayRef<int64_t> key,
+                                     ArrayRef<int64_t> value,
+                                     std::optional<ArrayRef<int64_t>> mask,
+                                     const AttentionOperandNames &names,
+                                     EmitShapeError emitError);
+
+/// Levels are a flat list [H0, W0, H1, W1, ...] of positive sizes.
+LogicalResult verifyLevels(ArrayRef<int64_t> spatialShapes,
+                           EmitShapeError emitError);
+
+/// attn.bilinear_gather: value (N, Lv, M, D), locations (N, Lq, M, L, P, 2)
+/// -> (N, Lq, M, L, P, D), Lv = sum of H*W and L = number of levels.
+FailureOr<Shape> inferBilinearGatherShape(ArrayRef<int64_t> value,
+                                          ArrayRef<int64_t> locations,
+                                          ArrayRef<int64_t> spatialShapes,
+                                          EmitShapeError emitError);
+
+/// attn.deformable: as bilinear_gather plus weights (N, Lq, M, L, P)
+/// -> (N, Lq, M*D).
+FailureOr<Shape> inferDeformableShape(ArrayRef<int64_t> value,
+                                      ArrayRef<int64_t> locations,
+                                      ArrayRef<int64_t> weights,
+                                      ArrayRef<int64_t> spatialShapes,
+                                      EmitShapeError emitError);
+
+} // namespace mlir::attn
+
+#endif // ATTN_DIALECT_ATTNSHAPES_H

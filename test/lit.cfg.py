@@ -1,0 +1,39 @@
+# -*- Python -*-
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "ATTN"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attn_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "unit"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%examples", os.path.join(config.attn_src_root, "examples")))
+config.substitutions.append(("%python", config.python_executable))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tools = [
+    ToolSubst("attn-opt", unresolved="fatal"),
+    ToolSubst("attn-run", unresolved="ignore"),
+]
+llvm_config.add_tool_substitutions(tools, [config.attn_tools_dir, config.llvm_tools_dir])
+
+# Features tests can REQUIRE honestly.
+if os.path.exists("/etc/OpenCL/vendors") and os.listdir("/etc/OpenCL/vendors"):
+    config.available_features.add("opencl")
+if os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("cuda-toolkit")
+try:
+    import numpy  # noqa: F401
+    config.available_features.add("numpy")
+except ImportError:
+    pass
