@@ -1,0 +1,34 @@
+//===- ReferenceEvaluator.h - Run attn IR on the reference runtime -*- C++ -*-===//
+//
+// Interprets a func.func of attn ops by calling the reference kernels of
+// runtime/ op by op. This is the bridge from specs to the oracle: attn-run
+// uses it to evaluate specs, and rewrites are checked by evaluating the IR
+// before and after them. The runtime itself knows nothing of MLIR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_TOOLS_COMMON_REFERENCEEVALUATOR_H
+#define ATTN_TOOLS_COMMON_REFERENCEEVALUATOR_H
+
+#include "runtime/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace mlir::attn {
+
+/// Returns an empty string if `tensor` fits `type` (same rank, equal static
+/// dims; `?` takes any size), else a message saying what differs.
+std::string describeShapeMismatch(const ::attn::runtime::Tensor &tensor,
+                                  RankedTensorType type);
+
+/// Evaluates `func` on `inputs` (one per argument, in order). Every failure
+/// (an input that does not fit its argument type, an op the evaluator does
+/// not know, a runtime error) is emitted as an error at the location of the
+/// offending op or function.
+LogicalResult evaluateWithReference(
+    func::FuncOp func, ArrayRef<::attn::runtime::Tensor> inputs,
+    SmallVectorImpl<::attn::runtime::Tensor> &results);
+
+} // namespace mlir::attn
+
+#endif // ATTN_TOOLS_COMMON_REFERENCEEVALUATOR_H
