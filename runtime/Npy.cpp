@@ -40,8 +40,13 @@ bool hostIsLittleEndian() {
   return first == 1;
 }
 
+/// "<file>: <message>" on one line (control characters become '?').
 Status npyError(const std::string &name, const std::string &message) {
-  return Status::error(name + ": " + message);
+  std::string text = name + ": " + message;
+  for (char &c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      c = '?';
+  return Status::error(text);
 }
 
 uint64_t readLE(const unsigned char *p, int bytes) {
@@ -217,6 +222,15 @@ private:
   }
 };
 
+/// The header to quote in a message: trailing padding dropped, at most 200
+/// characters.
+std::string printable(const std::string &header) {
+  std::string text = header.substr(0, 200);
+  size_t end = text.find_last_not_of(" \n\r\t");
+  text.resize(end == std::string::npos ? 0 : end + 1);
+  return header.size() > 200 ? text + "..." : text;
+}
+
 /// IEEE double -> float with round-to-nearest, overflowing to +-inf without
 /// relying on an out-of-range conversion (undefined behaviour in C++).
 float toFloat(double x) {
@@ -263,7 +277,7 @@ Status parseNpy(const std::string &bytes, const std::string &name,
   HeaderParser parser(header);
   if (std::string error = parser.parse(); !error.empty())
     return npyError(name, "malformed header: " + error + " in \"" +
-                              header.substr(0, 200) + "\"");
+                              printable(header) + "\"");
 
   const std::string &descr = parser.descr;
   size_t itemSize = 0;
