@@ -1,0 +1,921 @@
+//===- Reference.cpp - Reference kernels for every attn op
+//-----------------===//
+//
+// Naive loops with double accumulation. Every entry point validates its
+// operands first, computes into a local tensor (so `out` may alias an input
+// and is left untouched on error) and never throws.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+
+namespace attn::runtime {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string shapeStr(const std::vector<int64_t> &shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string result;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      result += 'x';
+    result += std::to_string(shape[i]);
+  }
+  return result;
+}
+
+std::string numStr(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%g", value);
+  return buffer;
+}
+
+Status fail(const char *op, const std::string &message) {
+  return Status::error(std::string(op) + ": " + message);
+}
+
+/// Checks that `t` has a valid shape and exactly as many values as its shape
+/// says.
+Status checkTensor(const char *op, const char *name, const Tensor &t) {
+  int64_t count = checkedNumElements(t.shape);
+  if (count < 0)
+    return fail(op, std::string(name) + " shape " + t.shapeString() +
+                        " has a negative dim or too many elements");
+  if (static_cast<uint64_t>(count) != t.data.size())
+    return fail(op, std::string(name) + " has shape " + t.shapeString() + " (" +
+                        std::to_string(count) + " elements) but holds " +
+                        std::to_string(t.data.size()) + " values");
+  return Status::ok();
+}
+
+Status checkRankAtLeast2(const char *op, const char *name, const Tensor &t,
+                         const char *layout) {
+  if (t.rank() < 2)
+    return fail(op, std::string(name) + " must have rank >= 2 " + layout +
+                        ", got " + t.shapeString());
+  return Status::ok();
+}
+
+Status checkEps(const char *op, double eps) {
+  if (!(eps >= 0.0) || !std::isfinite(eps))
+    return fail(op, "eps must be a finite number >= 0, got " + numStr(eps));
+  return Status::ok();
+}
+
+/// Sets `result` to a zero tensor of `shape`; fails on overflow or when the
+/// allocation fails.
+Status allocate(const char *op, const std::vector<int64_t> &shape,
+                Tensor &result) {
+  int64_t count = checkedNumElements(shape);
+  if (count < 0)
+    return fail(op, "result shape " + shapeStr(shape) +
+                        " has a negative dim or too many elements");
+  try {
+    result.shape = shape;
+    result.data.assign(static_cast<size_t>(count), 0.0);
+  } catch (...) {
+    return fail(op, "cannot allocate the result of shape " + shapeStr(shape));
+  }
+  return Status::ok();
+}
+
+/// Multiplies with an overflow check; false on overflow (operands >= 0).
+bool checkedMul(int64_t a, int64_t b, int64_t &result) {
+  if (a != 0 && b > std::numeric_limits<int64_t>::max() / a)
+    return false;
+  result = a * b;
+  return true;
+}
+
+std::vector<int64_t> leadingDims(const Tensor &t, int64_t trailing) {
+  return std::vector<int64_t>(t.shape.begin(), t.shape.end() - trailing);
+}
+
+/// numpy broadcasting of several shapes (right-aligned; a dim of 1 or a
+/// missing dim stretches). Maps a flat index of the broadcast shape to the
+/// flat index of each operand.
+struct Broadcast {
+  std::vector<int64_t> shape;
+  /// strides[k][d]: stride of operand k along result dim d (0 if stretched).
+  std::vector<std::vector<int64_t>> strides;
+
+  int64_t index(size_t operand, int64_t flat) const {
+    int64_t result = 0;
+    for (size_t d = shape.size(); d-- > 0;) {
+      int64_t i = flat % shape[d];
+      flat /= shape[d];
+      result += i * strides[operand][d];
+    }
+    return result;
+  }
+};
+
+bool broadcastShapes(const std::vector<std::vector<int64_t>> &shapes,
+                     Broadcast &bc) {
+  size_t rank = 0;
+  for (const auto &s : shapes)
+    rank = std::max(rank, s.size());
+  bc.shape.assign(rank, 1);
+  for (const auto &s : shapes) {
+    size_t offset = rank - s.size();
+    for (size_t d = 0; d < s.size(); ++d) {
+      int64_t &dim = bc.shape[offset + d];
+      if (s[d] == dim || s[d] == 1)
+        continue;
+      if (dim != 1)
+        return false;
+      dim = s[d];
+    }
+  }
+  bc.strides.clear();
+  for (const auto &s : shapes) {
+    std::vector<int64_t> strides(rank, 0);
+    size_t offset = rank - s.size();
+    int64_t stride = 1;
+    for (size_t d = s.size(); d-- > 0;) {
+      strides[offset + d] = s[d] == 1 ? 0 : stride;
+      stride *= s[d];
+    }
+    bc.strides.push_back(std::move(strides));
+  }
+  return true;
+}
+
+/// Softmax, Sum, Count or None over the strided slice x[0], x[stride], ...
+/// of `fullLen` entries of which only [begin, end) are visible: the others
+/// are set to 0 and ignored. Softmax ignores -inf entries and gives 0 when
+/// nothing is left; Count divides by `fullLen`.
+void normalizeSlice(double *x, int64_t stride, int64_t begin, int64_t end,
+                    int64_t fullLen, NormKind kind, double eps) {
+  for (int64_t i = 0; i < begin; ++i)
+    x[i * stride] = 0.0;
+  for (int64_t i = end; i < fullLen; ++i)
+    x[i * stride] = 0.0;
+  switch (kind) {
+  case NormKind::Softmax: {
+    double maxValue = -kInf;
+    bool hasNaN = false;
+    for (int64_t i = begin; i < end; ++i) {
+      double v = x[i * stride];
+      if (std::isnan(v))
+        hasNaN = true;
+      else if (v > maxValue)
+        maxValue = v;
+    }
+    if (hasNaN) {
+      for (int64_t i = begin; i < end; ++i)
+        x[i * stride] = std::numeric_limits<double>::quiet_NaN();
+      return;
+    }
+    if (maxValue == -kInf) {
+      for (int64_t i = begin; i < end; ++i)
+        x[i * stride] = 0.0;
+      return;
+    }
+    double sum = 0.0;
+    for (int64_t i = begin; i < end; ++i) {
+      double v = x[i * stride];
+      double e = v == -kInf ? 0.0 : std::exp(v - maxValue);
+      x[i * stride] = e;
+      sum += e;
+    }
+    for (int64_t i = begin; i < end; ++i)
+      x[i * stride] /= sum;
+    return;
+  }
+  case NormKind::Sum: {
+    double sum = eps;
+    for (int64_t i = begin; i < end; ++i)
+      sum += x[i * stride];
+    for (int64_t i = begin; i < end; ++i)
+      x[i * stride] /= sum;
+    return;
+  }
+  case NormKind::Count: {
+    double length = static_cast<double>(fullLen);
+    for (int64_t i = begin; i < end; ++i)
+      x[i * stride] /= length;
+    return;
+  }
+  case NormKind::None:
+    return;
+  }
+}
+
+double applyMap(double x, FeatureMap map) {
+  switch (map) {
+  case FeatureMap::Identity:
+    return x;
+  case FeatureMap::EluPlusOne:
+    return x > 0.0 ? x + 1.0 : std::exp(x);
+  case FeatureMap::Relu:
+    return x < 0.0 ? 0.0 : x;
+  }
+  return x;
+}
+
+bool validKind(NormKind kind) {
+  return kind == NormKind::Softmax || kind == NormKind::Sum ||
+         kind == NormKind::Count || kind == NormKind::None;
+}
+
+bool validMap(FeatureMap map) {
+  return map == FeatureMap::Identity || map == FeatureMap::EluPlusOne ||
+         map == FeatureMap::Relu;
+}
+
+Status checkAxis(const char *op, const Tensor &t, int64_t axis) {
+  if (axis < 0 || axis >= t.rank())
+    return fail(op, "axis " + std::to_string(axis) + " is out of range for " +
+                        "input " + t.shapeString() + " of rank " +
+                        std::to_string(t.rank()));
+  return Status::ok();
+}
+
+/// Splits `shape` around `axis` into outer * len * inner.
+void splitAxis(const std::vector<int64_t> &shape, int64_t axis, int64_t &outer,
+               int64_t &len, int64_t &inner) {
+  outer = 1;
+  inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  len = shape[axis];
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+}
+
+/// Common checks of the (..., n, dk) x (..., m, dk) x (..., m, dv) attention
+/// operands; fills the broadcast of their leading dims (and of `extra`).
+Status checkQKV(const char *op, const char *qName, const Tensor &q,
+                const char *kName, const Tensor &k, const char *vName,
+                const Tensor &v, Broadcast &bc) {
+  if (Status s = checkTensor(op, qName, q); !s)
+    return s;
+  if (Status s = checkTensor(op, kName, k); !s)
+    return s;
+  if (Status s = checkTensor(op, vName, v); !s)
+    return s;
+  if (Status s = checkRankAtLeast2(op, qName, q, "(..., n, dk)"); !s)
+    return s;
+  if (Status s = checkRankAtLeast2(op, kName, k, "(..., m, dk)"); !s)
+    return s;
+  if (Status s = checkRankAtLeast2(op, vName, v, "(..., m, dv)"); !s)
+    return s;
+  int64_t dkQ = q.shape.back(), dkK = k.shape.back();
+  if (dkQ != dkK)
+    return fail(op, std::string("feature dims do not match: ") + qName + " " +
+                        q.shapeString() + " has " + std::to_string(dkQ) + ", " +
+                        kName + " " + k.shapeString() + " has " +
+                        std::to_string(dkK));
+  int64_t mK = k.shape[k.rank() - 2], mV = v.shape[v.rank() - 2];
+  if (mK != mV)
+    return fail(op, std::string("position dims do not match: ") + kName + " " +
+                        k.shapeString() + " has " + std::to_string(mK) + ", " +
+                        vName + " " + v.shapeString() + " has " +
+                        std::to_string(mV));
+  if (!broadcastShapes(
+          {leadingDims(q, 2), leadingDims(k, 2), leadingDims(v, 2)}, bc))
+    return fail(op, std::string("leading dims do not broadcast: ") + qName +
+                        " " + q.shapeString() + ", " + kName + " " +
+                        k.shapeString() + ", " + vName + " " + v.shapeString());
+  return Status::ok();
+}
+
+/// Adds weight * sample(level at (x, y)) to acc[0..D): bilinear, zeros
+/// padding. `base` points at value[n, levelStart, h, 0]; rows of the level
+/// are `rowStride` apart.
+void sampleAccumulate(const double *base, int64_t rowStride, int64_t height,
+                      int64_t width, int64_t depth, double x, double y,
+                      bool alignCorners, double weight, double *acc) {
+  if (!std::isfinite(x) || !std::isfinite(y) || height <= 0 || width <= 0)
+    return;
+  double w = static_cast<double>(width), h = static_cast<double>(height);
+  double px = alignCorners ? x * (w - 1.0) : x * w - 0.5;
+  double py = alignCorners ? y * (h - 1.0) : y * h - 0.5;
+  // Some corner is inside only if floor(p) is in [-1, size - 1]; checking in
+  // double first keeps the int conversion below in range.
+  if (!(px >= -1.0 && px < w && py >= -1.0 && py < h))
+    return;
+  double fx0 = std::floor(px), fy0 = std::floor(py);
+  int64_t x0 = static_cast<int64_t>(fx0), y0 = static_cast<int64_t>(fy0);
+  double fx = px - fx0, fy = py - fy0;
+  const int64_t xs[2] = {x0, x0 + 1};
+  const int64_t ys[2] = {y0, y0 + 1};
+  const double wx[2] = {1.0 - fx, fx};
+  const double wy[2] = {1.0 - fy, fy};
+  for (int cy = 0; cy < 2; ++cy) {
+    if (ys[cy] < 0 || ys[cy] >= height)
+      continue;
+    for (int cx = 0; cx < 2; ++cx) {
+      if (xs[cx] < 0 || xs[cx] >= width)
+        continue;
+      double cornerWeight = weight * wx[cx] * wy[cy];
+      const double *row = base + (ys[cy] * width + xs[cx]) * rowStride;
+      for (int64_t d = 0; d < depth; ++d)
+        acc[d] += cornerWeight * row[d];
+    }
+  }
+}
+
+/// Validates the value / locations / levels of a multi-scale gather and
+/// computes the first row of each level.
+Status checkSampling(const char *op, const Tensor &value,
+                     const Tensor &locations,
+                     const std::vector<SpatialLevel> &levels,
+                     std::vector<int64_t> &levelStart) {
+  if (Status s = checkTensor(op, "value", value); !s)
+    return s;
+  if (Status s = checkTensor(op, "locations", locations); !s)
+    return s;
+  if (value.rank() != 4)
+    return fail(op, "value must have rank 4 (N, Lv, M, D), got " +
+                        value.shapeString());
+  if (locations.rank() != 6)
+    return fail(op, "locations must have rank 6 (N, Lq, M, L, P, 2), got " +
+                        locations.shapeString());
+  if (locations.shape[5] != 2)
+    return fail(op, "the last dim of locations " + locations.shapeString() +
+                        " must be 2 (x, y), got " +
+                        std::to_string(locations.shape[5]));
+  if (locations.shape[0] != value.shape[0])
+    return fail(op, "batch dims do not match: value " + value.shapeString() +
+                        " has N = " + std::to_string(value.shape[0]) +
+                        ", locations " + locations.shapeString() + " has " +
+                        std::to_string(locations.shape[0]));
+  if (locations.shape[2] != value.shape[2])
+    return fail(op, "head dims do not match: value " + value.shapeString() +
+                        " has M = " + std::to_string(value.shape[2]) +
+                        ", locations " + locations.shapeString() + " has " +
+                        std::to_string(locations.shape[2]));
+  if (locations.shape[3] != static_cast<int64_t>(levels.size()))
+    return fail(op, "locations " + locations.shapeString() +
+                        " has L = " + std::to_string(locations.shape[3]) +
+                        " levels but the level list has " +
+                        std::to_string(levels.size()));
+  levelStart.clear();
+  int64_t total = 0;
+  for (size_t l = 0; l < levels.size(); ++l) {
+    const SpatialLevel &level = levels[l];
+    if (level.height < 0 || level.width < 0)
+      return fail(op, "level " + std::to_string(l) + " has a negative size " +
+                          std::to_string(level.height) + "x" +
+                          std::to_string(level.width));
+    int64_t area;
+    if (!checkedMul(level.height, level.width, area) ||
+        total > std::numeric_limits<int64_t>::max() - area)
+      return fail(op, "the level sizes overflow (level " + std::to_string(l) +
+                          " is " + std::to_string(level.height) + "x" +
+                          std::to_string(level.width) + ")");
+    levelStart.push_back(total);
+    total += area;
+  }
+  if (total != value.shape[1]) {
+    std::string list;
+    for (size_t l = 0; l < levels.size(); ++l)
+      list += (l ? ", " : "") + std::to_string(levels[l].height) + "x" +
+              std::to_string(levels[l].width);
+    return fail(op, "value " + value.shapeString() +
+                        " has Lv = " + std::to_string(value.shape[1]) +
+                        " but the levels [" + list + "] have " +
+                        std::to_string(total) + " positions in all");
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Primitive ops
+//===----------------------------------------------------------------------===//
+
+Status matmul(const Tensor &lhs, const Tensor &rhs, bool transposeLhs,
+              bool transposeRhs, Tensor &out) {
+  const char *op = "matmul";
+  if (Status s = checkTensor(op, "lhs", lhs); !s)
+    return s;
+  if (Status s = checkTensor(op, "rhs", rhs); !s)
+    return s;
+  if (Status s = checkRankAtLeast2(op, "lhs", lhs, "(..., M, K)"); !s)
+    return s;
+  if (Status s = checkRankAtLeast2(op, "rhs", rhs, "(..., K, N)"); !s)
+    return s;
+  int64_t l0 = lhs.shape[lhs.rank() - 2], l1 = lhs.shape.back();
+  int64_t r0 = rhs.shape[rhs.rank() - 2], r1 = rhs.shape.back();
+  int64_t m = transposeLhs ? l1 : l0, kL = transposeLhs ? l0 : l1;
+  int64_t kR = transposeRhs ? r1 : r0, n = transposeRhs ? r0 : r1;
+  if (kL != kR)
+    return fail(op, "contraction dims do not match: lhs " + lhs.shapeString() +
+                        (transposeLhs ? " (transposed)" : "") + " has K = " +
+                        std::to_string(kL) + ", rhs " + rhs.shapeString() +
+                        (transposeRhs ? " (transposed)" : "") +
+                        " has K = " + std::to_string(kR));
+  Broadcast bc;
+  if (!broadcastShapes({leadingDims(lhs, 2), leadingDims(rhs, 2)}, bc))
+    return fail(op, "leading dims do not broadcast: lhs " + lhs.shapeString() +
+                        ", rhs " + rhs.shapeString());
+  std::vector<int64_t> shape = bc.shape;
+  shape.push_back(m);
+  shape.push_back(n);
+  Tensor result;
+  if (Status s = allocate(op, shape, result); !s)
+    return s;
+  int64_t k = kL;
+  if (!result.data.empty()) {
+    int64_t batches = result.numElements() / (m * n);
+    for (int64_t b = 0; b < batches; ++b) {
+      const double *l = lhs.data.data() + bc.index(0, b) * l0 * l1;
+      const double *r = rhs.data.data() + bc.index(1, b) * r0 * r1;
+      double *o = result.data.data() + b * m * n;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double acc = 0.0;
+          for (int64_t p = 0; p < k; ++p) {
+            double a = transposeLhs ? l[p * m + i] : l[i * k + p];
+            double c = transposeRhs ? r[j * k + p] : r[p * n + j];
+            acc += a * c;
+          }
+          o[i * n + j] = acc;
+        }
+    }
+  }
+  out = std::move(result);
+  return Status::ok();
+}
+
+Status normalize(const Tensor &input, NormKind kind, int64_t axis, double eps,
+                 Tensor &out) {
+  const char *op = "normalize";
+  if (Status s = checkTensor(op, "input", input); !s)
+    return s;
+  if (Status s = checkAxis(op, input, axis); !s)
+    return s;
+  if (!validKind(kind))
+    return fail(op, "unknown normalization kind");
+  if (Status s = checkEps(op, eps); !s)
+    return s;
+  Tensor result;
+  if (Status s = allocate(op, input.shape, result); !s)
+    return s;
+  result.data = input.data;
+  int64_t outer, len, inner;
+  splitAxis(input.shape, axis, outer, len, inner);
+  if (!result.data.empty())
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i)
+        normalizeSlice(result.data.data() + o * len * inner + i, inner, 0, len,
+                       len, kind, eps);
+  out = std::move(result);
+  return Status::ok();
+}
+
+Status scale(const Tensor &input, double factor, Tensor &out) {
+  const char *op = "scale";
+  if (Status s = checkTensor(op, "input", input); !s)
+    return s;
+  Tensor result;
+  if (Status s = allocate(op, input.shape, result); !s)
+    return s;
+  for (size_t i = 0; i < input.data.size(); ++i)
+    result.data[i] = factor * input.data[i];
+  out = std::move(result);
+  return Status::ok();
+}
+
+Status featureMap(const Tensor &input, FeatureMap map, Tensor &out) {
+  const char *op = "featureMap";
+  if (Status s = checkTensor(op, "input", input); !s)
+    return s;
+  if (!validMap(map))
+    return fail(op, "unknown feature map");
+  Tensor result;
+  if (Status s = allocate(op, input.shape, result); !s)
+    return s;
+  for (size_t i = 0; i < input.data.size(); ++i)
+    result.data[i] = applyMap(input.data[i], map);
+  out = std::move(result);
+  return Status::ok();
+}
+
+Status prefixSum(const Tensor &input, int64_t axis, Tensor &out) {
+  const char *op = "prefixSum";
+  if (Status s = checkTensor(op, "input", input); !s)
+    return s;
+  if (Status s = checkAxis(op, input, axis); !s)
+    return s;
+  Tensor result;
+  if (Status s = allocate(op, input.shape, result); !s)
+    return s;
+  int64_t outer, len, inner;
+  splitAxis(input.shape, axis, outer, len, inner);
+  if (!result.data.empty())
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        double acc = 0.0;
+        for (int64_t p = 0; p < len; ++p) {
+          int64_t index = (o * len + p) * inner + i;
+          acc += input.data[index];
+          result.data[index] = acc;
+        }
+      }
+  out = std::move(result);
+  return Status::ok();
+}
+
+Status add(const Tensor &lhs, const Tensor &rhs, Tensor &out) {
+  const char *op = "add";
+  if (Status s = checkTensor(op, "lhs", lhs); !s)
+    return s;
+  if (Status s = checkTensor(op, "rhs", rhs); !s)
+    return s;
+  Broadcast bc;
+  if (!broadcastShapes({lhs.shape, rhs.shape}, bc))
+    return fail(op, "shapes do not broadcast: lhs " + lhs.shapeString() +
+                        ", rhs " + rhs.shapeString());
+  Tensor result;
+  if (Status s = allocate(op, bc.shape, result); !s)
+    return s;
+  for (size_t i = 0; i < result.data.size(); ++i) {
+    int64_t flat = static_cast<int64_t>(i);
+    result.data[i] = lhs.data[bc.index(0, flat)] + rhs.data[bc.index(1, flat)];
+  }
+  out = std::move(result);
+  return Status::ok();
+}
+
+Status causalMask(const Tensor &input, double fill, Tensor &out) {
+  const char *op = "causalMask";
+  if (Status s = checkTensor(op, "input", input); !s)
+    return s;
+  if (Status s = checkRankAtLeast2(op, "input", input, "(..., n, m)"); !s)
+    return s;
+  Tensor result;
+  if (Status s = allocate(op, input.shape, result); !s)
+    return s;
+  result.data = input.data;
+  int64_t n = input.shape[input.rank() - 2], m = input.shape.back();
+  if (!result.data.empty()) {
+    int64_t batches = result.numElements() / (n * m);
+    for (int64_t b = 0; b < batches; ++b)
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = i + 1; j < m; ++j)
+          result.data[(b * n + i) * m + j] = fill;
+  }
+  out = std::move(result);
+  return Status::ok();
+}
+
+Status bilinearGather(const Tensor &value, const Tensor &locations,
+                      const std::vector<SpatialLevel> &levels,
+                      bool alignCorners, Tensor &out) {
+  const char *op = "bilinearGather";
+  std::vector<int64_t> levelStart;
+  if (Status s = checkSampling(op, value, locations, levels, levelStart); !s)
+    return s;
+  const int64_t batch = value.shape[0], lv = value.shape[1],
+                heads = value.shape[2], depth = value.shape[3];
+  const int64_t lq = locations.shape[1], numLevels = locations.shape[3],
+                points = locations.shape[4];
+  Tensor result;
+  if (Status s =
+          allocate(op, {batch, lq, heads, numLevels, points, depth}, result);
+      !s)
+    return s;
+  if (!result.data.empty()) {
+    double *o = result.data.data();
+    const double *loc = locations.data.data();
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t q = 0; q < lq; ++q)
+        for (int64_t h = 0; h < heads; ++h)
+          for (int64_t l = 0; l < numLevels; ++l) {
+            const double *base = value.data.data() +
+                                 ((n * lv + levelStart[l]) * heads + h) * depth;
+            for (int64_t p = 0; p < points; ++p) {
+              sampleAccumulate(base, heads * depth, levels[l].height,
+                               levels[l].width, depth, loc[0], loc[1],
+                               alignCorners, 1.0, o);
+              loc += 2;
+              o += depth;
+            }
+          }
+  }
+  out = std::move(result);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// High-level attention ops
+//===----------------------------------------------------------------------===//
+
+Status dotProductAttention(const Tensor &query, const Tensor &key,
+                           const Tensor &value, const Tensor *mask,
+                           const std::vector<NormStep> &steps, double scale,
+                           FeatureMap map, bool causal, Tensor &out) {
+  const char *op = "dotProductAttention";
+  Broadcast bc;
+  if (Status s = checkQKV(op, "query", query, "key", key, "value", value, bc);
+      !s)
+    return s;
+  const int64_t n = query.shape[query.rank() - 2], dk = query.shape.back();
+  const int64_t m = key.shape[key.rank() - 2], dv = value.shape.back();
+  if (mask) {
+    if (Status s = checkTensor(op, "mask", *mask); !s)
+      return s;
+    if (Status s = checkRankAtLeast2(op, "mask", *mask, "(..., n, m)"); !s)
+      return s;
+    int64_t mn = mask->shape[mask->rank() - 2], mm = mask->shape.back();
+    if (mn != n || mm != m)
+      return fail(op, "mask " + mask->shapeString() + " must end in " +
+                          std::to_string(n) + "x" + std::to_string(m) +
+                          " (queries x keys) for query " + query.shapeString() +
+                          " and key " + key.shapeString());
+    if (!broadcastShapes({leadingDims(query, 2), leadingDims(key, 2),
+                          leadingDims(value, 2), leadingDims(*mask, 2)},
+                         bc))
+      return fail(op, "leading dims do not broadcast: query " +
+                          query.shapeString() + ", key " + key.shapeString() +
+                          ", value " + value.shapeString() + ", mask " +
+                          mask->shapeString());
+  }
+  if (!validMap(map))
+    return fail(op, "unknown feature map");
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (!validKind(steps[i].kind))
+      return fail(op, "step " + std::to_string(i) +
+                          " has an unknown normalization kind");
+    if (steps[i].axis != NormAxis::Keys && steps[i].axis != NormAxis::Queries)
+      return fail(op, "step " + std::to_string(i) + " has an unknown axis");
+    if (!(steps[i].eps >= 0.0) || !std::isfinite(steps[i].eps))
+      return fail(op, "step " + std::to_string(i) +
+                          ": eps must be a finite number >= 0, got " +
+                          numStr(steps[i].eps));
+  }
+  std::vector<int64_t> shape = bc.shape;
+  shape.push_back(n);
+  shape.push_back(dv);
+  Tensor result;
+  if (Status s = allocate(op, shape, result); !s)
+    return s;
+  if (!result.data.empty()) {
+    int64_t scoreCount;
+    if (!checkedMul(n, m, scoreCount))
+      return fail(op, "the score matrix " + std::to_string(n) + "x" +
+                          std::to_string(m) + " is too large");
+    std::vector<double> phiQ, phiK, scores;
+    try {
+      phiQ.resize(query.data.size());
+      phiK.resize(key.data.size());
+      scores.resize(static_cast<size_t>(scoreCount));
+    } catch (...) {
+      return fail(op, "cannot allocate the " + std::to_string(n) + "x" +
+                          std::to_string(m) + " score matrix");
+    }
+    for (size_t i = 0; i < phiQ.size(); ++i)
+      phiQ[i] = applyMap(query.data[i], map);
+    for (size_t i = 0; i < phiK.size(); ++i)
+      phiK[i] = applyMap(key.data[i], map);
+    // Visible keys of row i: [0, rowEnd(i)); visible queries of column j:
+    // [colBegin(j), n).
+    auto rowEnd = [&](int64_t i) { return causal ? std::min(i + 1, m) : m; };
+    auto colBegin = [&](int64_t j) { return causal ? std::min(j, n) : 0; };
+    int64_t batches = result.numElements() / (n * dv);
+    for (int64_t b = 0; b < batches; ++b) {
+      const double *q = phiQ.data() + bc.index(0, b) * n * dk;
+      const double *k = phiK.data() + bc.index(1, b) * m * dk;
+      const double *v = value.data.data() + bc.index(2, b) * m * dv;
+      const double *msk =
+          mask ? mask->data.data() + bc.index(3, b) * n * m : nullptr;
+      double *s = scores.data();
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < m; ++j) {
+          if (j >= rowEnd(i)) {
+            s[i * m + j] = 0.0;
+            continue;
+          }
+          double acc = 0.0;
+          for (int64_t d = 0; d < dk; ++d)
+            acc += q[i * dk + d] * k[j * dk + d];
+          acc *= scale;
+          if (msk)
+            acc += msk[i * m + j];
+          s[i * m + j] = acc;
+        }
+      for (const NormStep &step : steps) {
+        if (step.axis == NormAxis::Keys) {
+          for (int64_t i = 0; i < n; ++i)
+            normalizeSlice(s + i * m, 1, 0, rowEnd(i), m, step.kind, step.eps);
+        } else {
+          for (int64_t j = 0; j < m; ++j)
+            normalizeSlice(s + j, m, colBegin(j), n, n, step.kind, step.eps);
+        }
+      }
+      double *o = result.data.data() + b * n * dv;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t e = 0; e < dv; ++e) {
+          double acc = 0.0;
+          for (int64_t j = 0; j < rowEnd(i); ++j)
+            acc += s[i * m + j] * v[j * dv + e];
+          o[i * dv + e] = acc;
+        }
+    }
+  }
+  out = std::move(result);
+  return Status::ok();
+}
+
+Status efficientAttention(const Tensor &query, const Tensor &key,
+                          const Tensor &value, EfficientVariant variant,
+                          Tensor &out) {
+  const char *op = "efficientAttention";
+  Broadcast bc;
+  if (Status s = checkQKV(op, "query", query, "key", key, "value", value, bc);
+      !s)
+    return s;
+  if (variant != EfficientVariant::Softmax &&
+      variant != EfficientVariant::Scaling)
+    return fail(op, "unknown variant");
+  const int64_t n = query.shape[query.rank() - 2], dk = query.shape.back();
+  const int64_t m = key.shape[key.rank() - 2], dv = value.shape.back();
+  std::vector<int64_t> shape = bc.shape;
+  shape.push_back(n);
+  shape.push_back(dv);
+  Tensor result;
+  if (Status s = allocate(op, shape, result); !s)
+    return s;
+  if (!result.data.empty()) {
+    int64_t contextCount;
+    if (!checkedMul(dk, dv, contextCount))
+      return fail(op, "the context matrix " + std::to_string(dk) + "x" +
+                          std::to_string(dv) + " is too large");
+    std::vector<double> rhoQ, rhoK, context;
+    try {
+      rhoQ.resize(static_cast<size_t>(n * dk));
+      rhoK.resize(static_cast<size_t>(m * dk));
+      context.resize(static_cast<size_t>(contextCount));
+    } catch (...) {
+      return fail(op, "cannot allocate the temporaries");
+    }
+    const double invSqrtN = 1.0 / std::sqrt(static_cast<double>(n));
+    int64_t batches = result.numElements() / (n * dv);
+    for (int64_t b = 0; b < batches; ++b) {
+      const double *q = query.data.data() + bc.index(0, b) * n * dk;
+      const double *k = key.data.data() + bc.index(1, b) * m * dk;
+      const double *v = value.data.data() + bc.index(2, b) * m * dv;
+      if (variant == EfficientVariant::Softmax) {
+        std::copy(q, q + n * dk, rhoQ.begin());
+        std::copy(k, k + m * dk, rhoK.begin());
+        for (int64_t i = 0; i < n; ++i)
+          normalizeSlice(rhoQ.data() + i * dk, 1, 0, dk, dk, NormKind::Softmax,
+                         0.0);
+        for (int64_t d = 0; d < dk; ++d)
+          normalizeSlice(rhoK.data() + d, dk, 0, m, m, NormKind::Softmax, 0.0);
+      } else {
+        for (int64_t i = 0; i < n * dk; ++i)
+          rhoQ[i] = q[i] * invSqrtN;
+        for (int64_t i = 0; i < m * dk; ++i)
+          rhoK[i] = k[i] * invSqrtN;
+      }
+      // context = rhoK^T V (dk x dv).
+      for (int64_t d = 0; d < dk; ++d)
+        for (int64_t e = 0; e < dv; ++e) {
+          double acc = 0.0;
+          for (int64_t j = 0; j < m; ++j)
+            acc += rhoK[j * dk + d] * v[j * dv + e];
+          context[d * dv + e] = acc;
+        }
+      double *o = result.data.data() + b * n * dv;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t e = 0; e < dv; ++e) {
+          double acc = 0.0;
+          for (int64_t d = 0; d < dk; ++d)
+            acc += rhoQ[i * dk + d] * context[d * dv + e];
+          o[i * dv + e] = acc;
+        }
+    }
+  }
+  out = std::move(result);
+  return Status::ok();
+}
+
+Status externalAttention(const Tensor &input, const Tensor &memoryKey,
+                         const Tensor &memoryValue, double eps, Tensor &out) {
+  const char *op = "externalAttention";
+  Broadcast bc;
+  if (Status s = checkQKV(op, "input", input, "memoryKey", memoryKey,
+                          "memoryValue", memoryValue, bc);
+      !s)
+    return s;
+  if (Status s = checkEps(op, eps); !s)
+    return s;
+  const int64_t n = input.shape[input.rank() - 2], d = input.shape.back();
+  const int64_t slots = memoryKey.shape[memoryKey.rank() - 2],
+                dv = memoryValue.shape.back();
+  std::vector<int64_t> shape = bc.shape;
+  shape.push_back(n);
+  shape.push_back(dv);
+  Tensor result;
+  if (Status s = allocate(op, shape, result); !s)
+    return s;
+  if (!result.data.empty()) {
+    int64_t attnCount;
+    if (!checkedMul(n, slots, attnCount))
+      return fail(op, "the attention matrix " + std::to_string(n) + "x" +
+                          std::to_string(slots) + " is too large");
+    std::vector<double> a;
+    try {
+      a.resize(static_cast<size_t>(attnCount));
+    } catch (...) {
+      return fail(op, "cannot allocate the " + std::to_string(n) + "x" +
+                          std::to_string(slots) + " attention matrix");
+    }
+    int64_t batches = result.numElements() / (n * dv);
+    for (int64_t b = 0; b < batches; ++b) {
+      const double *x = input.data.data() + bc.index(0, b) * n * d;
+      const double *mk = memoryKey.data.data() + bc.index(1, b) * slots * d;
+      const double *mv = memoryValue.data.data() + bc.index(2, b) * slots * dv;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t s = 0; s < slots; ++s) {
+          double acc = 0.0;
+          for (int64_t c = 0; c < d; ++c)
+            acc += x[i * d + c] * mk[s * d + c];
+          a[i * slots + s] = acc;
+        }
+      for (int64_t s = 0; s < slots; ++s)
+        normalizeSlice(a.data() + s, slots, 0, n, n, NormKind::Softmax, 0.0);
+      for (int64_t i = 0; i < n; ++i)
+        normalizeSlice(a.data() + i * slots, 1, 0, slots, slots, NormKind::Sum,
+                       eps);
+      double *o = result.data.data() + b * n * dv;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t e = 0; e < dv; ++e) {
+          double acc = 0.0;
+          for (int64_t s = 0; s < slots; ++s)
+            acc += a[i * slots + s] * mv[s * dv + e];
+          o[i * dv + e] = acc;
+        }
+    }
+  }
+  out = std::move(result);
+  return Status::ok();
+}
+
+Status deformableAttention(const Tensor &value, const Tensor &locations,
+                           const Tensor &weights,
+                           const std::vector<SpatialLevel> &levels,
+                           bool alignCorners, Tensor &out) {
+  const char *op = "deformableAttention";
+  std::vector<int64_t> levelStart;
+  if (Status s = checkSampling(op, value, locations, levels, levelStart); !s)
+    return s;
+  if (Status s = checkTensor(op, "weights", weights); !s)
+    return s;
+  std::vector<int64_t> expected(locations.shape.begin(),
+                                locations.shape.end() - 1);
+  if (weights.shape != expected)
+    return fail(op, "weights " + weights.shapeString() + " must have shape " +
+                        shapeStr(expected) +
+                        " (N, Lq, M, L, P) to match locations " +
+                        locations.shapeString());
+  const int64_t batch = value.shape[0], lv = value.shape[1],
+                heads = value.shape[2], depth = value.shape[3];
+  const int64_t lq = locations.shape[1], numLevels = locations.shape[3],
+                points = locations.shape[4];
+  int64_t channels;
+  if (!checkedMul(heads, depth, channels))
+    return fail(op, "M*D overflows for value " + value.shapeString());
+  Tensor result;
+  if (Status s = allocate(op, {batch, lq, channels}, result); !s)
+    return s;
+  if (!result.data.empty()) {
+    const double *loc = locations.data.data();
+    const double *w = weights.data.data();
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t q = 0; q < lq; ++q)
+        for (int64_t h = 0; h < heads; ++h) {
+          double *o = result.data.data() + (n * lq + q) * channels + h * depth;
+          for (int64_t l = 0; l < numLevels; ++l) {
+            const double *base = value.data.data() +
+                                 ((n * lv + levelStart[l]) * heads + h) * depth;
+            for (int64_t p = 0; p < points; ++p) {
+              sampleAccumulate(base, heads * depth, levels[l].height,
+                               levels[l].width, depth, loc[0], loc[1],
+                               alignCorners, *w, o);
+              loc += 2;
+              ++w;
+            }
+          }
+        }
+  }
+  out = std::move(result);
+  return Status::ok();
+}
+
+} // namespace attn::runtime
