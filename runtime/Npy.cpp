@@ -66,7 +66,7 @@ void appendLE(std::string &out, uint64_t value, int bytes) {
 /// Recursive-descent parser of the header dict.
 class HeaderParser {
 public:
-  explicit HeaderParser(const std::string &text) : text(text) {}
+  explicit HeaderParser(const std::string &header) : text(header) {}
 
   std::string descr;
   bool fortranOrder = false;

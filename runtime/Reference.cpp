@@ -140,10 +140,12 @@ bool broadcastShapes(const std::vector<std::vector<int64_t>> &shapes,
   for (const auto &s : shapes) {
     std::vector<int64_t> strides(rank, 0);
     size_t offset = rank - s.size();
-    int64_t stride = 1;
+    // Unsigned: with a zero dim the products may wrap, but then the result
+    // is empty and the strides are never used.
+    uint64_t stride = 1;
     for (size_t d = s.size(); d-- > 0;) {
-      strides[offset + d] = s[d] == 1 ? 0 : stride;
-      stride *= s[d];
+      strides[offset + d] = s[d] == 1 ? 0 : static_cast<int64_t>(stride);
+      stride *= static_cast<uint64_t>(s[d]);
     }
     bc.strides.push_back(std::move(strides));
   }
@@ -244,13 +246,16 @@ Status checkAxis(const char *op, const Tensor &t, int64_t axis) {
 /// Splits `shape` around `axis` into outer * len * inner.
 void splitAxis(const std::vector<int64_t> &shape, int64_t axis, int64_t &outer,
                int64_t &len, int64_t &inner) {
-  outer = 1;
-  inner = 1;
+  // Unsigned: the products only wrap when some dim is 0, and then nothing
+  // is computed.
+  uint64_t outerProduct = 1, innerProduct = 1;
   for (int64_t d = 0; d < axis; ++d)
-    outer *= shape[d];
-  len = shape[axis];
+    outerProduct *= static_cast<uint64_t>(shape[d]);
   for (size_t d = axis + 1; d < shape.size(); ++d)
-    inner *= shape[d];
+    innerProduct *= static_cast<uint64_t>(shape[d]);
+  outer = static_cast<int64_t>(outerProduct);
+  len = shape[axis];
+  inner = static_cast<int64_t>(innerProduct);
 }
 
 /// Common checks of the (..., n, dk) x (..., m, dk) x (..., m, dv) attention

@@ -29,10 +29,10 @@ int64_t checkedNumElements(const std::vector<int64_t> &shape) {
   return count;
 }
 
-Tensor::Tensor(std::vector<int64_t> shape) : shape(std::move(shape)) {
+Tensor::Tensor(std::vector<int64_t> dims) : shape(std::move(dims)) {
   // A shape whose size overflows (or cannot be allocated) leaves `data`
   // empty; every runtime entry point rejects such an inconsistent tensor.
-  int64_t count = checkedNumElements(this->shape);
+  int64_t count = checkedNumElements(shape);
   if (count <= 0)
     return;
   try {
@@ -42,8 +42,8 @@ Tensor::Tensor(std::vector<int64_t> shape) : shape(std::move(shape)) {
   }
 }
 
-Tensor::Tensor(std::vector<int64_t> shape, std::vector<double> data)
-    : shape(std::move(shape)), data(std::move(data)) {}
+Tensor::Tensor(std::vector<int64_t> dims, std::vector<double> values)
+    : shape(std::move(dims)), data(std::move(values)) {}
 
 std::string Tensor::shapeString() const {
   if (shape.empty())

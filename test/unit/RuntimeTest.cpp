@@ -185,6 +185,33 @@ TEST(MatmulTest, Errors) {
   expectValues(out, {1}, {42});
 }
 
+TEST(EmptyTest, ZeroDimsNextToHugeDims) {
+  // Zero elements, but products of the other dims overflow int64: every op
+  // must return an empty result without overflowing.
+  const int64_t big = int64_t(1) << 62;
+  Tensor empty({0, big, big, 1, 1});
+  ASSERT_TRUE(empty.data.empty());
+  Tensor out;
+  ASSERT_OK(normalize(empty, NormKind::Softmax, 0, 0, out));
+  EXPECT_EQ(out.shape, empty.shape);
+  EXPECT_TRUE(out.data.empty());
+  ASSERT_OK(prefixSum(empty, 4, out));
+  ASSERT_OK(matmul(empty, Tensor({1, 1}), false, false, out));
+  EXPECT_EQ(out.shape, empty.shape);
+  ASSERT_OK(add(empty, Tensor({1, 1, 1, 1}), out));
+  EXPECT_EQ(out.shape, empty.shape);
+  ASSERT_OK(dotProductAttention(empty, Tensor({3, 1}), Tensor({3, 2}), nullptr,
+                                {{NormKind::Softmax, NormAxis::Keys}}, 1.0,
+                                FeatureMap::Identity, true, out));
+  EXPECT_EQ(out.shape, (std::vector<int64_t>{0, big, big, 1, 2}));
+  // m = 0 keys: softmax over an empty slice gives an all-zero output.
+  ASSERT_OK(dotProductAttention(T({2, 1}, {1, 2}), Tensor({0, 1}),
+                                Tensor({0, 3}), nullptr,
+                                {{NormKind::Softmax, NormAxis::Keys}}, 1.0,
+                                FeatureMap::Identity, false, out));
+  expectValues(out, {2, 3}, {0, 0, 0, 0, 0, 0});
+}
+
 TEST(NormalizeTest, Softmax) {
   Tensor out;
   ASSERT_OK(
