@@ -37,6 +37,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <new>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -145,6 +146,10 @@ static std::vector<int64_t> staticShape(RankedTensorType type) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // InitLLVM makes a failed `new` abort with "LLVM ERROR: out of memory". The
+  // reference runtime instead catches std::bad_alloc and reports a Status, so
+  // an input too large for this machine is an error, not a crash.
+  std::set_new_handler(nullptr);
   cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -248,6 +253,9 @@ int main(int argc, char **argv) {
       return fail("input '" + names[i] + "' has dynamic shape; --random " +
                   "needs static sizes, pass it with --input");
     inputs[i] = rt::Tensor(staticShape(type));
+    if (inputs[i].numElements() != rt::checkedNumElements(inputs[i].shape))
+      return fail("input '" + names[i] + "' (" + inputs[i].shapeString() +
+                  ") is too large to allocate");
     rt::fillUniform(inputs[i], randomSeed + i);
     // Round to f32 so f32 kernels and the reference see the same numbers.
     for (double &value : inputs[i].data)

@@ -18,3 +18,7 @@ func.func @unsupported(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = arith.addf %x, %x : tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+func.func @huge(%x: tensor<100000x100000x100000xf32>) -> tensor<100000x100000x100000xf32> {
+  return %x : tensor<100000x100000x100000xf32>
+}
