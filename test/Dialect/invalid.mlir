@@ -1,0 +1,742 @@
+// RUN: attn-opt %s -split-input-file -verify-diagnostics
+
+// One case per verifier, shape rule and parser error of the attn dialect.
+//
+// Shape rules run inside inferReturnTypes (AttnShapes.cpp), so each shape
+// error is followed by upstream's generic "'attn.<op>' op failed to infer
+// returned types" (mlir::detail::verifyInferredResultTypes); those cases
+// expect both. Doubles in messages print through raw_ostream, hence "INF",
+// "nan" and "-1.000000e+00".
+
+//===----------------------------------------------------------------------===//
+// ODS operand and attribute constraints
+//===----------------------------------------------------------------------===//
+
+// Integer tensors are not attention operands.
+func.func @integer_tensor(%x: tensor<4x4xi32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 64-bit float values, but got 'tensor<4x4xi32>'}}
+  %0 = attn.scale %x by 2.0 : tensor<4x4xi32>
+  return
+}
+
+// -----
+
+// f16 is not accepted yet (f32 first, f64 for the reference runtime).
+func.func @f16_tensor(%a: tensor<4x4xf16>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 64-bit float values, but got 'tensor<4x4xf16>'}}
+  %0 = attn.matmul %a, %a : tensor<4x4xf16>, tensor<4x4xf16> -> tensor<4x4xf16>
+  return
+}
+
+// -----
+
+// Unranked tensors are rejected (generic form: the custom syntax cannot
+// infer anything from them).
+func.func @unranked_tensor(%x: tensor<*xf32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 64-bit float values, but got 'tensor<*xf32>'}}
+  %0 = "attn.add"(%x, %x) : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+// A negative `dim` fails the IntNonNegative constraint of normalize.
+func.func @normalize_negative_dim(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{attribute 'dim' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %0 = attn.normalize softmax %x dim -1 : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// ... and of prefix_sum.
+func.func @prefix_sum_negative_dim(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{attribute 'dim' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %0 = attn.prefix_sum %x dim -1 : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// Elementwise ops keep their operand type (SameOperandsAndResultType).
+func.func @scale_result_type(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "attn.scale"(%x) <{factor = 2.0 : f64}> : (tensor<4x4xf32>) -> tensor<4x4xf64>
+  return
+}
+
+// -----
+
+// The norm list is required.
+func.func @dot_product_no_norm(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{requires attribute 'norm'}}
+  %0 = "attn.dot_product"(%x, %x, %x) : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// Every element of the norm list must be a #attn.norm step.
+func.func @dot_product_norm_not_steps(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{attribute 'norm' failed to satisfy constraint: ordered list of normalization steps}}
+  %0 = "attn.dot_product"(%x, %x, %x) <{norm = [1 : i64]}> : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Enum keywords and the norm step syntax
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @unknown_norm_kind(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{unknown normalization kind 'max'; expected softmax, sum, count or none}}
+  %0 = attn.dot_product %x, %x, %x norm [max over keys] : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @unknown_norm_axis(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{unknown normalization axis 'rows'; expected keys or queries}}
+  %0 = attn.dot_product %x, %x, %x norm [softmax over rows] : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// A step is `kind over axis`.
+func.func @norm_missing_over(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{expected 'over'}}
+  %0 = attn.dot_product %x, %x, %x norm [softmax keys] : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// The list is bracketed.
+func.func @norm_missing_brackets(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{expected '['}}
+  %0 = attn.dot_product %x, %x, %x norm softmax over keys : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// NormStepAttr::verify: eps must be >= 0 ...
+func.func @norm_negative_eps(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{normalization eps must be finite and >= 0, got -1.0}}
+  %0 = attn.dot_product %x, %x, %x norm [sum over keys eps -1.0] : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// ... and finite (+inf written as its f64 bit pattern) ...
+func.func @norm_infinite_eps(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{normalization eps must be finite and >= 0, got INF}}
+  %0 = attn.dot_product %x, %x, %x norm [sum over keys eps 0x7FF0000000000000] : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// ... and not NaN.
+func.func @norm_nan_eps(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{normalization eps must be finite and >= 0, got nan}}
+  %0 = attn.dot_product %x, %x, %x norm [sum over queries eps 0x7FF8000000000000] : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// eps only means something for `sum`.
+func.func @norm_eps_on_softmax(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{eps only applies to 'sum' normalization, not 'softmax'}}
+  %0 = attn.dot_product %x, %x, %x norm [softmax over keys eps 1.0e-9] : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @norm_eps_on_count(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{eps only applies to 'sum' normalization, not 'count'}}
+  %0 = attn.dot_product %x, %x, %x norm [sum over keys, count over queries eps 0.5] : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// The same rules hold for the standalone attribute.
+// expected-error @+1 {{eps only applies to 'sum' normalization, not 'none'}}
+func.func @norm_attr_eps_on_none() attributes {step = #attn.norm<none over keys eps 1.0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown normalization kind 'mean'; expected softmax, sum, count or none}}
+func.func @norm_attr_unknown_kind() attributes {step = #attn.norm<mean over keys>} {
+  return
+}
+
+// -----
+
+func.func @unknown_feature_map(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [identity, elu_plus_one, relu]}}
+  %0 = attn.feature_map gelu %x : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @unknown_normalize_kind(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [softmax, sum, count, none]}}
+  %0 = attn.normalize max %x dim 0 : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @unknown_efficient_variant(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'variant' [softmax, scaling]}}
+  %0 = attn.efficient %x, %x, %x variant count : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Element types and result types (all inferred-shape ops)
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @mixed_element_types(%a: tensor<4x8xf32>, %b: tensor<8x4xf64>) {
+  // expected-error @+2 {{'attn.matmul' op failed to infer returned types}}
+  // expected-error @+1 {{operands must share one element type, got 'f32' and 'f64'}}
+  %0 = attn.matmul %a, %b : tensor<4x8xf32>, tensor<8x4xf64> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// The mask is an operand like the others.
+func.func @mask_element_type(%x: tensor<4x4xf32>, %m: tensor<4x4xf64>) {
+  // expected-error @+2 {{'attn.dot_product' op failed to infer returned types}}
+  // expected-error @+1 {{operands must share one element type, got 'f32' and 'f64'}}
+  %0 = attn.dot_product %x, %x, %x mask %m norm [softmax over keys] : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf64> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// A result whose static dims contradict the inferred shape.
+func.func @matmul_wrong_result(%a: tensor<128x64xf32>, %b: tensor<64x32xf32>) {
+  // expected-error @+2 {{'attn.matmul' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.matmul' op inferred type(s) 'tensor<128x32xf32>' are incompatible with return type(s) of operation 'tensor<128x64xf32>'}}
+  %0 = attn.matmul %a, %b : tensor<128x64xf32>, tensor<64x32xf32> -> tensor<128x64xf32>
+  return
+}
+
+// -----
+
+// The result's element type is the operands'.
+func.func @result_element_type(%x: tensor<4x4xf32>) {
+  // expected-error @+2 {{'attn.add' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.add' op inferred type(s) 'tensor<4x4xf32>' are incompatible with return type(s) of operation 'tensor<4x4xf64>'}}
+  %0 = attn.add %x, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf64>
+  return
+}
+
+// -----
+
+// The result's rank is the inferred one (broadcast rank).
+func.func @result_rank(%x: tensor<4x4xf32>, %y: tensor<2x4x4xf32>) {
+  // expected-error @+2 {{'attn.add' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.add' op inferred type(s) 'tensor<2x4x4xf32>' are incompatible with return type(s) of operation 'tensor<4x4xf32>'}}
+  %0 = attn.add %x, %y : tensor<4x4xf32>, tensor<2x4x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// Attention results are (..., n, dv), not (..., n, dk).
+func.func @dot_product_wrong_result(%q: tensor<8x128x64xf32>, %v: tensor<8x128x32xf32>) {
+  // expected-error @+2 {{'attn.dot_product' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.dot_product' op inferred type(s) 'tensor<8x128x32xf32>' are incompatible with return type(s) of operation 'tensor<8x128x64xf32>'}}
+  %0 = attn.dot_product %q, %q, %v norm [softmax over keys] : tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x32xf32> -> tensor<8x128x64xf32>
+  return
+}
+
+// -----
+
+// Deformable results merge heads and channels: M x D = 4 x 8 = 32.
+func.func @deformable_wrong_result(%v: tensor<1x16x4x8xf32>, %l: tensor<1x10x4x1x4x2xf32>, %w: tensor<1x10x4x1x4xf32>) {
+  // expected-error @+2 {{'attn.deformable' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.deformable' op inferred type(s) 'tensor<1x10x32xf32>' are incompatible with return type(s) of operation 'tensor<1x10x4x8xf32>'}}
+  %0 = attn.deformable %v, %l, %w levels [4x4] : tensor<1x16x4x8xf32>, tensor<1x10x4x1x4x2xf32>, tensor<1x10x4x1x4xf32> -> tensor<1x10x4x8xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// attn.matmul shape rules
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @matmul_lhs_rank(%a: tensor<64xf32>, %b: tensor<64x32xf32>) {
+  // expected-error @+2 {{'attn.matmul' op failed to infer returned types}}
+  // expected-error @+1 {{lhs must have rank >= 2 (rows, columns), got rank 1}}
+  %0 = attn.matmul %a, %b : tensor<64xf32>, tensor<64x32xf32> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_rhs_rank(%a: tensor<4x64xf32>, %b: tensor<64xf32>) {
+  // expected-error @+2 {{'attn.matmul' op failed to infer returned types}}
+  // expected-error @+1 {{rhs must have rank >= 2 (rows, columns), got rank 1}}
+  %0 = attn.matmul %a, %b : tensor<4x64xf32>, tensor<64xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_contraction(%a: tensor<128x64xf32>, %b: tensor<32x64xf32>) {
+  // expected-error @+2 {{'attn.matmul' op failed to infer returned types}}
+  // expected-error @+1 {{contraction dims differ: lhs 128x64 has 64, rhs 32x64 has 32}}
+  %0 = attn.matmul %a, %b : tensor<128x64xf32>, tensor<32x64xf32> -> tensor<128x64xf32>
+  return
+}
+
+// -----
+
+// The message says which operand is read transposed.
+func.func @matmul_contraction_transposed(%a: tensor<128x64xf32>, %b: tensor<64x32xf32>) {
+  // expected-error @+2 {{'attn.matmul' op failed to infer returned types}}
+  // expected-error @+1 {{contraction dims differ: lhs 128x64 (transposed) has 128, rhs 64x32 (transposed) has 32}}
+  %0 = attn.matmul %a, %b transpose_lhs transpose_rhs : tensor<128x64xf32>, tensor<64x32xf32> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<2x4x8xf32>, %b: tensor<3x8x4xf32>) {
+  // expected-error @+2 {{'attn.matmul' op failed to infer returned types}}
+  // expected-error @+1 {{shapes of the leading dims of lhs and rhs (2 and 3) do not broadcast}}
+  %0 = attn.matmul %a, %b : tensor<2x4x8xf32>, tensor<3x8x4xf32> -> tensor<2x4x4xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Attention shape rules (dot_product, efficient, external)
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @query_rank(%q: tensor<64xf32>, %k: tensor<8x64xf32>) {
+  // expected-error @+2 {{'attn.dot_product' op failed to infer returned types}}
+  // expected-error @+1 {{query must have rank >= 2 (..., positions, features), got rank 1}}
+  %0 = attn.dot_product %q, %k, %k norm [softmax over keys] : tensor<64xf32>, tensor<8x64xf32>, tensor<8x64xf32> -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @key_rank(%q: tensor<8x64xf32>, %k: tensor<64xf32>) {
+  // expected-error @+2 {{'attn.dot_product' op failed to infer returned types}}
+  // expected-error @+1 {{key must have rank >= 2 (..., positions, features), got rank 1}}
+  %0 = attn.dot_product %q, %k, %q norm [softmax over keys] : tensor<8x64xf32>, tensor<64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @value_rank(%q: tensor<8x64xf32>, %v: tensor<64xf32>) {
+  // expected-error @+2 {{'attn.efficient' op failed to infer returned types}}
+  // expected-error @+1 {{value must have rank >= 2 (..., positions, features), got rank 1}}
+  %0 = attn.efficient %q, %q, %v variant softmax : tensor<8x64xf32>, tensor<8x64xf32>, tensor<64xf32> -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+// Q and K must have the same dk.
+func.func @features_mismatch(%q: tensor<128x64xf32>, %k: tensor<128x32xf32>) {
+  // expected-error @+2 {{'attn.dot_product' op failed to infer returned types}}
+  // expected-error @+1 {{query has 64 features but key has 32}}
+  %0 = attn.dot_product %q, %k, %k norm [softmax over keys] : tensor<128x64xf32>, tensor<128x32xf32>, tensor<128x32xf32> -> tensor<128x32xf32>
+  return
+}
+
+// -----
+
+// K and V must have the same m.
+func.func @positions_mismatch(%q: tensor<128x64xf32>, %k: tensor<100x64xf32>, %v: tensor<99x64xf32>) {
+  // expected-error @+2 {{'attn.efficient' op failed to infer returned types}}
+  // expected-error @+1 {{key has 100 positions but value has 99}}
+  %0 = attn.efficient %q, %k, %v variant scaling : tensor<128x64xf32>, tensor<100x64xf32>, tensor<99x64xf32> -> tensor<128x64xf32>
+  return
+}
+
+// -----
+
+// Leading dims of Q and K that neither equal nor are 1.
+func.func @leading_dims_query_key(%q: tensor<2x8x16x4xf32>, %k: tensor<2x4x16x4xf32>) {
+  // expected-error @+2 {{'attn.dot_product' op failed to infer returned types}}
+  // expected-error @+1 {{shapes of the leading dims of query, key and value (2x8 and 2x4) do not broadcast}}
+  %0 = attn.dot_product %q, %k, %k norm [softmax over keys] : tensor<2x8x16x4xf32>, tensor<2x4x16x4xf32>, tensor<2x4x16x4xf32> -> tensor<2x8x16x4xf32>
+  return
+}
+
+// -----
+
+// ... and of V against the broadcast of Q and K.
+func.func @leading_dims_value(%q: tensor<2x8x16x4xf32>, %v: tensor<3x1x16x4xf32>) {
+  // expected-error @+2 {{'attn.dot_product' op failed to infer returned types}}
+  // expected-error @+1 {{shapes of the leading dims of query, key and value (2x8 and 3x1) do not broadcast}}
+  %0 = attn.dot_product %q, %q, %v norm [softmax over keys] : tensor<2x8x16x4xf32>, tensor<2x8x16x4xf32>, tensor<3x1x16x4xf32> -> tensor<2x8x16x4xf32>
+  return
+}
+
+// -----
+
+func.func @mask_rank(%x: tensor<16x4xf32>, %m: tensor<16xf32>) {
+  // expected-error @+2 {{'attn.dot_product' op failed to infer returned types}}
+  // expected-error @+1 {{mask must have rank >= 2 (..., queries, keys), got rank 1}}
+  %0 = attn.dot_product %x, %x, %x mask %m norm [softmax over keys] : tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32> -> tensor<16x4xf32>
+  return
+}
+
+// -----
+
+// The mask is n x m (queries x keys), not m x n.
+func.func @mask_shape(%q: tensor<16x4xf32>, %k: tensor<8x4xf32>, %m: tensor<8x16xf32>) {
+  // expected-error @+2 {{'attn.dot_product' op failed to infer returned types}}
+  // expected-error @+1 {{mask must be 16x8 (queries x keys) in its last two dims, got 8x16}}
+  %0 = attn.dot_product %q, %k, %k mask %m norm [softmax over keys] : tensor<16x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x16xf32> -> tensor<16x4xf32>
+  return
+}
+
+// -----
+
+// With a dynamic query count the message shows `?`.
+func.func @mask_shape_dynamic(%q: tensor<?x4xf32>, %k: tensor<8x4xf32>, %m: tensor<16x9xf32>) {
+  // expected-error @+2 {{'attn.dot_product' op failed to infer returned types}}
+  // expected-error @+1 {{mask must be ?x8 (queries x keys) in its last two dims, got 16x9}}
+  %0 = attn.dot_product %q, %k, %k mask %m norm [softmax over keys] : tensor<?x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<16x9xf32> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @mask_leading_dims(%x: tensor<2x16x4xf32>, %m: tensor<3x16x16xf32>) {
+  // expected-error @+2 {{'attn.dot_product' op failed to infer returned types}}
+  // expected-error @+1 {{shapes of the leading dims of mask and the attention operands (2 and 3) do not broadcast}}
+  %0 = attn.dot_product %x, %x, %x mask %m norm [softmax over keys] : tensor<2x16x4xf32>, tensor<2x16x4xf32>, tensor<2x16x4xf32>, tensor<3x16x16xf32> -> tensor<2x16x4xf32>
+  return
+}
+
+// -----
+
+// External attention names its operands input, memory_key, memory_value.
+func.func @external_rank(%x: tensor<64xf32>, %mk: tensor<16x64xf32>) {
+  // expected-error @+2 {{'attn.external' op failed to infer returned types}}
+  // expected-error @+1 {{input must have rank >= 2 (..., positions, features), got rank 1}}
+  %0 = attn.external %x, %mk, %mk : tensor<64xf32>, tensor<16x64xf32>, tensor<16x64xf32> -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @external_features(%x: tensor<256x64xf32>, %mk: tensor<16x32xf32>, %mv: tensor<16x64xf32>) {
+  // expected-error @+2 {{'attn.external' op failed to infer returned types}}
+  // expected-error @+1 {{input has 64 features but memory_key has 32}}
+  %0 = attn.external %x, %mk, %mv : tensor<256x64xf32>, tensor<16x32xf32>, tensor<16x64xf32> -> tensor<256x64xf32>
+  return
+}
+
+// -----
+
+func.func @external_slots(%x: tensor<256x64xf32>, %mk: tensor<16x64xf32>, %mv: tensor<8x64xf32>) {
+  // expected-error @+2 {{'attn.external' op failed to infer returned types}}
+  // expected-error @+1 {{memory_key has 16 positions but memory_value has 8}}
+  %0 = attn.external %x, %mk, %mv : tensor<256x64xf32>, tensor<16x64xf32>, tensor<8x64xf32> -> tensor<256x64xf32>
+  return
+}
+
+// -----
+
+func.func @external_leading_dims(%x: tensor<2x256x64xf32>, %mk: tensor<3x16x64xf32>) {
+  // expected-error @+2 {{'attn.external' op failed to infer returned types}}
+  // expected-error @+1 {{shapes of the leading dims of input, memory_key and memory_value (2 and 3) do not broadcast}}
+  %0 = attn.external %x, %mk, %mk : tensor<2x256x64xf32>, tensor<3x16x64xf32>, tensor<3x16x64xf32> -> tensor<2x256x64xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Attribute verifiers of the attention ops
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// +inf written as its f64 bit pattern.
+func.func @scale_infinite(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'attn.dot_product' op scale must be finite, got INF}}
+  %0 = attn.dot_product %x, %x, %x norm [softmax over keys] scale 0x7FF0000000000000 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @scale_nan(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'attn.dot_product' op scale must be finite, got nan}}
+  %0 = attn.dot_product %x, %x, %x norm [softmax over keys] scale 0x7FF8000000000000 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @external_negative_eps(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'attn.external' op eps must be finite and >= 0, got -1.0}}
+  %0 = attn.external %x, %x, %x eps -1.0 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @external_infinite_eps(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'attn.external' op eps must be finite and >= 0, got INF}}
+  %0 = attn.external %x, %x, %x eps 0x7FF0000000000000 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// attn.deformable and attn.bilinear_gather
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// A level is HxW: not one size ...
+func.func @level_one_size(%v: tensor<1x16x4x8xf32>, %l: tensor<1x10x4x1x4x2xf32>) {
+  // expected-error @+1 {{expected a level as HxW, got 1 sizes}}
+  %0 = attn.bilinear_gather %v, %l levels [16] : tensor<1x16x4x8xf32>, tensor<1x10x4x1x4x2xf32> -> tensor<1x10x4x1x4x8xf32>
+  return
+}
+
+// -----
+
+// ... nor three ...
+func.func @level_three_sizes(%v: tensor<1x64x4x8xf32>, %l: tensor<1x10x4x1x4x2xf32>) {
+  // expected-error @+1 {{expected a level as HxW, got 3 sizes}}
+  %0 = attn.bilinear_gather %v, %l levels [4x4x4] : tensor<1x64x4x8xf32>, tensor<1x10x4x1x4x2xf32> -> tensor<1x10x4x1x4x8xf32>
+  return
+}
+
+// -----
+
+// ... and levels are static.
+func.func @level_dynamic(%v: tensor<1x16x4x8xf32>, %l: tensor<1x10x4x1x4x2xf32>) {
+  // expected-error @+1 {{expected static shape}}
+  %0 = attn.bilinear_gather %v, %l levels [?x4] : tensor<1x16x4x8xf32>, tensor<1x10x4x1x4x2xf32> -> tensor<1x10x4x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @levels_empty(%v: tensor<1x16x4x8xf32>, %l: tensor<1x10x4x0x4x2xf32>) {
+  // expected-error @+2 {{'attn.bilinear_gather' op failed to infer returned types}}
+  // expected-error @+1 {{levels must list at least one HxW pair, got 0 sizes}}
+  %0 = attn.bilinear_gather %v, %l levels [] : tensor<1x16x4x8xf32>, tensor<1x10x4x0x4x2xf32> -> tensor<1x10x4x0x4x8xf32>
+  return
+}
+
+// -----
+
+// An odd number of sizes can only be written in generic form.
+func.func @levels_odd(%v: tensor<1x16x4x8xf32>, %l: tensor<1x10x4x1x4x2xf32>, %w: tensor<1x10x4x1x4xf32>) {
+  // expected-error @+2 {{'attn.deformable' op failed to infer returned types}}
+  // expected-error @+1 {{levels must list at least one HxW pair, got 3 sizes}}
+  %0 = "attn.deformable"(%v, %l, %w) <{spatial_shapes = array<i64: 4, 4, 4>}> : (tensor<1x16x4x8xf32>, tensor<1x10x4x1x4x2xf32>, tensor<1x10x4x1x4xf32>) -> tensor<1x10x32xf32>
+  return
+}
+
+// -----
+
+func.func @level_zero_size(%v: tensor<1x16x4x8xf32>, %l: tensor<1x10x4x2x4x2xf32>) {
+  // expected-error @+2 {{'attn.bilinear_gather' op failed to infer returned types}}
+  // expected-error @+1 {{level 1 has size 0x4; heights and widths must be positive}}
+  %0 = attn.bilinear_gather %v, %l levels [4x4, 0x4] : tensor<1x16x4x8xf32>, tensor<1x10x4x2x4x2xf32> -> tensor<1x10x4x2x4x8xf32>
+  return
+}
+
+// -----
+
+// Negative sizes can only be written in generic form.
+func.func @level_negative_size(%v: tensor<1x16x4x8xf32>, %l: tensor<1x10x4x1x4x2xf32>) {
+  // expected-error @+2 {{'attn.bilinear_gather' op failed to infer returned types}}
+  // expected-error @+1 {{level 0 has size -4x-4; heights and widths must be positive}}
+  %0 = "attn.bilinear_gather"(%v, %l) <{spatial_shapes = array<i64: -4, -4>}> : (tensor<1x16x4x8xf32>, tensor<1x10x4x1x4x2xf32>) -> tensor<1x10x4x1x4x8xf32>
+  return
+}
+
+// -----
+
+// H x W must not overflow the pixel count.
+func.func @level_too_large(%v: tensor<1x?x4x8xf32>, %l: tensor<1x10x4x1x4x2xf32>) {
+  // expected-error @+2 {{'attn.bilinear_gather' op failed to infer returned types}}
+  // expected-error @+1 {{level sizes are too large}}
+  %0 = attn.bilinear_gather %v, %l levels [4294967296x4294967296] : tensor<1x?x4x8xf32>, tensor<1x10x4x1x4x2xf32> -> tensor<1x10x4x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @value_rank_sampling(%v: tensor<16x4x8xf32>, %l: tensor<1x10x4x1x4x2xf32>) {
+  // expected-error @+2 {{'attn.bilinear_gather' op failed to infer returned types}}
+  // expected-error @+1 {{value must have rank 4 (N, sum of H*W, heads, channels), got rank 3 (16x4x8)}}
+  %0 = attn.bilinear_gather %v, %l levels [4x4] : tensor<16x4x8xf32>, tensor<1x10x4x1x4x2xf32> -> tensor<1x10x4x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @locations_rank(%v: tensor<1x16x4x8xf32>, %l: tensor<1x10x4x4x2xf32>, %w: tensor<1x10x4x1x4xf32>) {
+  // expected-error @+2 {{'attn.deformable' op failed to infer returned types}}
+  // expected-error @+1 {{sampling locations must have rank 6 (N, queries, heads, levels, points, 2), got rank 5 (1x10x4x4x2)}}
+  %0 = attn.deformable %v, %l, %w levels [4x4] : tensor<1x16x4x8xf32>, tensor<1x10x4x4x2xf32>, tensor<1x10x4x1x4xf32> -> tensor<1x10x32xf32>
+  return
+}
+
+// -----
+
+// The value positions must add up to the sum of H*W: 16x16 + 8x8 = 320.
+func.func @levels_do_not_sum(%v: tensor<1x300x4x8xf32>, %l: tensor<1x10x4x2x4x2xf32>, %w: tensor<1x10x4x2x4xf32>) {
+  // expected-error @+2 {{'attn.deformable' op failed to infer returned types}}
+  // expected-error @+1 {{value has 300 positions but the levels add up to 320}}
+  %0 = attn.deformable %v, %l, %w levels [16x16, 8x8] : tensor<1x300x4x8xf32>, tensor<1x10x4x2x4x2xf32>, tensor<1x10x4x2x4xf32> -> tensor<1x10x32xf32>
+  return
+}
+
+// -----
+
+func.func @level_count_mismatch(%v: tensor<1x320x4x8xf32>, %l: tensor<1x10x4x3x4x2xf32>, %w: tensor<1x10x4x3x4xf32>) {
+  // expected-error @+2 {{'attn.deformable' op failed to infer returned types}}
+  // expected-error @+1 {{sampling locations have 3 levels but `levels` lists 2}}
+  %0 = attn.deformable %v, %l, %w levels [16x16, 8x8] : tensor<1x320x4x8xf32>, tensor<1x10x4x3x4x2xf32>, tensor<1x10x4x3x4xf32> -> tensor<1x10x32xf32>
+  return
+}
+
+// -----
+
+func.func @locations_last_dim(%v: tensor<1x16x4x8xf32>, %l: tensor<1x10x4x1x4x3xf32>) {
+  // expected-error @+2 {{'attn.bilinear_gather' op failed to infer returned types}}
+  // expected-error @+1 {{sampling locations must end in a dim of 2 (x, y), got 3}}
+  %0 = attn.bilinear_gather %v, %l levels [4x4] : tensor<1x16x4x8xf32>, tensor<1x10x4x1x4x3xf32> -> tensor<1x10x4x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @sampling_batches(%v: tensor<1x16x4x8xf32>, %l: tensor<2x10x4x1x4x2xf32>) {
+  // expected-error @+2 {{'attn.bilinear_gather' op failed to infer returned types}}
+  // expected-error @+1 {{value has 1 batches but sampling locations has 2}}
+  %0 = attn.bilinear_gather %v, %l levels [4x4] : tensor<1x16x4x8xf32>, tensor<2x10x4x1x4x2xf32> -> tensor<1x10x4x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @sampling_heads(%v: tensor<1x16x4x8xf32>, %l: tensor<1x10x8x1x4x2xf32>) {
+  // expected-error @+2 {{'attn.bilinear_gather' op failed to infer returned types}}
+  // expected-error @+1 {{value has 4 heads but sampling locations has 8}}
+  %0 = attn.bilinear_gather %v, %l levels [4x4] : tensor<1x16x4x8xf32>, tensor<1x10x8x1x4x2xf32> -> tensor<1x10x4x1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @weights_rank(%v: tensor<1x16x4x8xf32>, %l: tensor<1x10x4x1x4x2xf32>, %w: tensor<1x10x4x4xf32>) {
+  // expected-error @+2 {{'attn.deformable' op failed to infer returned types}}
+  // expected-error @+1 {{attention weights must have rank 5 (N, queries, heads, levels, points), got rank 4 (1x10x4x4)}}
+  %0 = attn.deformable %v, %l, %w levels [4x4] : tensor<1x16x4x8xf32>, tensor<1x10x4x1x4x2xf32>, tensor<1x10x4x4xf32> -> tensor<1x10x32xf32>
+  return
+}
+
+// -----
+
+// One weight per sample: the points dim must match the locations' (4, not 2).
+func.func @weights_shape(%v: tensor<1x16x4x8xf32>, %l: tensor<1x10x4x1x4x2xf32>, %w: tensor<1x10x4x1x2xf32>) {
+  // expected-error @+2 {{'attn.deformable' op failed to infer returned types}}
+  // expected-error @+1 {{attention weights must be 1x10x4x1x4 to match the sampling locations, got 1x10x4x1x2}}
+  %0 = attn.deformable %v, %l, %w levels [4x4] : tensor<1x16x4x8xf32>, tensor<1x10x4x1x4x2xf32>, tensor<1x10x4x1x2xf32> -> tensor<1x10x32xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise primitive verifiers
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @normalize_dim_out_of_range(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'attn.normalize' op dim 2 is out of range for a tensor of rank 2}}
+  %0 = attn.normalize softmax %x dim 2 : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @normalize_negative_eps(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'attn.normalize' op eps must be finite and >= 0, got -1.0}}
+  %0 = attn.normalize sum %x dim 1 eps -1.0 : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @normalize_nan_eps(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'attn.normalize' op eps must be finite and >= 0, got nan}}
+  %0 = attn.normalize sum %x dim 1 eps 0x7FF8000000000000 : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @normalize_eps_on_softmax(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'attn.normalize' op eps only applies to 'sum' normalization, not 'softmax'}}
+  %0 = attn.normalize softmax %x dim 1 eps 1.0e-9 : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @normalize_eps_on_count(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'attn.normalize' op eps only applies to 'sum' normalization, not 'count'}}
+  %0 = attn.normalize count %x dim 1 eps 0.5 : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @prefix_sum_dim_out_of_range(%x: tensor<4x4x4xf32>) {
+  // expected-error @+1 {{'attn.prefix_sum' op dim 3 is out of range for a tensor of rank 3}}
+  %0 = attn.prefix_sum %x dim 3 : tensor<4x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @causal_mask_rank(%x: tensor<16xf32>) {
+  // expected-error @+1 {{'attn.causal_mask' op input must have rank >= 2 (..., queries, keys), got rank 1}}
+  %0 = attn.causal_mask %x : tensor<16xf32>
+  return
+}
+
+// -----
+
+// A NaN fill would poison every softmax; -inf and finite values are fine.
+func.func @causal_mask_nan_fill(%x: tensor<16x16xf32>) {
+  // expected-error @+1 {{'attn.causal_mask' op fill must not be NaN}}
+  %0 = attn.causal_mask %x fill 0x7FF8000000000000 : tensor<16x16xf32>
+  return
+}
