@@ -1,12 +1,12 @@
 // RUN: attn-opt %s --attn-cost -split-input-file --mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | grep "remark:" | FileCheck %s
 
-// (grep drops the echoed source lines and carets so CHECK-NEXT can follow
-// the remarks one by one.)
 // Per-op remarks of --attn-cost ("cost: macs = M, flops = F, floats = N")
 // and the totals of each function and module, hand-computed from
 // passes/CostModel.cpp. MACs of attention ops: batch * n * m * (dk + dv)
 // (Q K^T and P V); flops = 2 * macs + elementwise work; floats = what the op
 // materializes (scores n x m or context dk x dv, plus its output).
+// grep drops the echoed source lines and carets so CHECK-NEXT can follow the
+// remarks one by one.
 
 // dot_product, n = 128, m = 96, dk = 64, dv = 32, [softmax over keys],
 // scale 0.125:
