@@ -4,6 +4,8 @@
 
 #include "mlir/IR/PatternMatch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -45,6 +47,9 @@ struct MergeNestedScales : OpRewritePattern<ScaleOp> {
       return rewriter.notifyMatchFailure(outer, "input is not an attn.scale");
     double factor = inner.getFactor().convertToDouble() *
                     outer.getFactor().convertToDouble();
+    if (!std::isfinite(factor))
+      return rewriter.notifyMatchFailure(outer,
+                                         "the merged factor would overflow");
     rewriter.replaceOpWithNewOp<ScaleOp>(outer, inner.getInput(),
                                          rewriter.getF64FloatAttr(factor));
     return success();

@@ -286,6 +286,13 @@ LogicalResult ExternalAttentionOp::verify() {
   return success();
 }
 
+LogicalResult ScaleOp::verify() {
+  if (!std::isfinite(getFactor().convertToDouble()))
+    return emitOpError("factor must be finite, got ")
+           << getFactor().convertToDouble();
+  return success();
+}
+
 /// `dim` must name a dim of `type`.
 static LogicalResult verifyDimInRange(Operation *op, int64_t dim,
                                       RankedTensorType type) {

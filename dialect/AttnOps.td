@@ -236,6 +236,7 @@ def Attn_ScaleOp : Attn_UnaryOp<"scale"> {
   }];
   let arguments = (ins Attn_FloatTensor:$input, F64Attr:$factor);
   let assemblyFormat = "$input `by` $factor attr-dict `:` type($input)";
+  let hasVerifier = 1;
   let hasFolder = 1;
   let hasCanonicalizer = 1;
 }

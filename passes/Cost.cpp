@@ -29,7 +29,7 @@ struct CostTotals {
   OpCost cost;
   uint64_t bytes = 0;
   uint64_t weightFloats = 0;
-  unsigned dynamicOps = 0;
+  unsigned dynamicValues = 0; ///< ops and arguments with `?` dims
 
   void addFloats(Type type, uint64_t floats) {
     cost.floats = saturatingAdd(cost.floats, floats);
@@ -41,15 +41,16 @@ struct CostTotals {
     cost += other.cost;
     bytes = saturatingAdd(bytes, other.bytes);
     weightFloats = saturatingAdd(weightFloats, other.weightFloats);
-    dynamicOps += other.dynamicOps;
+    dynamicValues += other.dynamicValues;
   }
 
   void print(InFlightDiagnostic &diag) const {
     diag << "macs = " << cost.macs << ", flops = " << cost.flops << " (2 x macs + "
          << cost.elementwiseFlops << " elementwise), floats = " << cost.floats
          << " (" << formatGigabytes(bytes) << " GB), weights = " << weightFloats << " floats (not in floats)";
-    if (dynamicOps)
-      diag << "; " << dynamicOps << " ops with dynamic sizes not counted";
+    if (dynamicValues)
+      diag << "; " << dynamicValues
+           << " ops or arguments with dynamic sizes not counted";
   }
 };
 
@@ -86,7 +87,7 @@ struct AttnCostPass : mlir::attn::impl::AttnCostPassBase<AttnCostPass> {
       if (!type)
         continue;
       if (!type.hasStaticShape())
-        ++totals.dynamicOps;
+        ++totals.dynamicValues;
       else if (func.getArgAttr(arg.getArgNumber(), "attn.weight"))
         totals.weightFloats =
             saturatingAdd(totals.weightFloats, staticElements(type));
@@ -100,7 +101,7 @@ struct AttnCostPass : mlir::attn::impl::AttnCostPassBase<AttnCostPass> {
         return;
       case CostStatus::DynamicSizes:
         op->emitRemark("cost: unknown, the op has dynamic sizes");
-        ++totals.dynamicOps;
+        ++totals.dynamicValues;
         return;
       case CostStatus::Known:
         op->emitRemark("cost: macs = ")

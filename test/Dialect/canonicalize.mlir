@@ -105,6 +105,20 @@ func.func @scale_chain(%x: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf
 
 // -----
 
+// Merging 1e300 * 1e300 would overflow to inf, which attn.scale rejects:
+// the two scales stay apart.
+// CHECK-LABEL: func.func @scale_merge_would_overflow
+// CHECK: %[[A:.+]] = attn.scale %{{.+}} by 1.000000e+300
+// CHECK: %[[B:.+]] = attn.scale %[[A]] by 1.000000e+300
+// CHECK: return %[[B]]
+func.func @scale_merge_would_overflow(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = attn.scale %x by 1.0e300 : tensor<8x16xf32>
+  %1 = attn.scale %0 by 1.0e300 : tensor<8x16xf32>
+  return %1 : tensor<8x16xf32>
+}
+
+// -----
+
 // A scale whose input comes from another op does not merge.
 // CHECK-LABEL: func.func @scale_of_other_op_stays
 // CHECK: %[[F:.+]] = attn.feature_map relu

@@ -740,3 +740,12 @@ func.func @causal_mask_nan_fill(%x: tensor<16x16xf32>) {
   %0 = attn.causal_mask %x fill 0x7FF8000000000000 : tensor<16x16xf32>
   return
 }
+
+// -----
+
+// attn.scale factors must be finite (+inf as its f64 bit pattern).
+func.func @scale_factor_infinite(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'attn.scale' op factor must be finite, got INF}}
+  %0 = attn.scale %x by 0x7FF0000000000000 : tensor<4x4xf32>
+  return
+}

@@ -178,7 +178,7 @@ func.func @weights(%x: tensor<256x64xf64>, %w: tensor<64x32xf64> {attn.weight}) 
 // 16*64 = 1024 flops in place; floats = the static argument, 1024.
 // CHECK-LABEL: remark: cost: unknown, the op has dynamic sizes
 // CHECK-NEXT: remark: cost: macs = 0, flops = 1024, floats = 0
-// CHECK-NEXT: remark: total of @dynamic: macs = 0, flops = 1024 (2 x macs + 1024 elementwise), floats = 1024 (0.00 GB), weights = 0 floats (not in floats); 2 ops with dynamic sizes not counted
+// CHECK-NEXT: remark: total of @dynamic: macs = 0, flops = 1024 (2 x macs + 1024 elementwise), floats = 1024 (0.00 GB), weights = 0 floats (not in floats); 2 ops or arguments with dynamic sizes not counted
 func.func @dynamic(%x: tensor<?x64xf32>, %y: tensor<16x64xf32>) -> (tensor<?x64xf32>, tensor<16x64xf32>) {
   %0 = attn.scale %x by 2.0 : tensor<?x64xf32>
   %1 = attn.scale %y by 2.0 : tensor<16x64xf32>
