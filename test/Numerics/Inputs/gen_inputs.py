@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Write hand-made inputs for the oracle tests that `attn-run --random` cannot
+produce ([0,1) only): signed feature-map inputs, -inf mask entries, deformable sampling
+locations in [-0.3, 1.3) plus exact border/corner cases.
+
+Usage: gen_inputs.py CASE DIR SEED   (writes DIR/<argname>.npy)
+"""
+import os
+import sys
+
+import numpy as np
+
+LEVELS = [(6, 5), (3, 4), (2, 2)]
+N, LQ, M, L, P, D = 2, 3, 2, 3, 2, 3
+
+
+def deform_inputs(rng, dtype, with_weights=True):
+    S = sum(h * w for h, w in LEVELS)
+    value = rng.uniform(-1.0, 1.0, (N, S, M, D))
+    loc = rng.uniform(-0.3, 1.3, (N, LQ, M, L, P, 2))
+    # Exact borders on every level: sample (n=0, q=0..2, m, l, p) pins x (and
+    # y) to values whose pixel coordinate is exactly -1, 0, W-1, W (both
+    # align_corners conventions), to 0 and 1, and just outside the level.
+    for lid, (h, w) in enumerate(LEVELS):
+        xs = [0.0, 1.0, -0.5 / w, 0.5 / w, 1.0 - 0.5 / w, 1.0 + 0.5 / w,
+              -1.0 / (w - 1), 1.0 + 1.0 / (w - 1), -0.3, 1.29]
+        ys = [0.0, 1.0, -0.5 / h, 0.5 / h, 1.0 - 0.5 / h, 1.0 + 0.5 / h,
+              -1.0 / (h - 1), 1.0 + 1.0 / (h - 1), 1.29, -0.3]
+        k = 0
+        for q in range(LQ):
+            for m in range(M):
+                for p in range(P):
+                    if k < len(xs):
+                        loc[0, q, m, lid, p] = (xs[k], ys[(k + 3) % len(ys)])
+                    k += 1
+        # Points exactly on grid lines through the interior.
+        loc[1, 0, 0, lid, 0] = (1.5 / w, 0.5)
+        loc[1, 0, 1, lid, 1] = (0.5, 2.5 / h)
+    out = {"value": value, "loc": loc}
+    if with_weights:
+        out["w"] = rng.uniform(-1.0, 1.0, (N, LQ, M, L, P))
+    return {k: v.astype(dtype) for k, v in out.items()}
+
+
+def signed_qkv(rng, shapes, dtype):
+    return {n: rng.uniform(-1.0, 1.0, s).astype(dtype)
+            for n, s in zip("qkv", shapes)}
+
+
+def neginf_mask(rng):
+    # Additive mask with -inf entries; row 1 is -inf everywhere, so its
+    # softmax is over only -inf scores and gives 0 (attn.normalize's rule).
+    mask = rng.uniform(-2.0, 1.0, (3, 5))
+    mask[0, [1, 3]] = -np.inf
+    mask[1, :] = -np.inf
+    mask[2, 0] = -np.inf
+    out = {n: rng.uniform(0.0, 1.0, s) for n, s in
+           zip("qkv", [(2, 3, 4), (2, 5, 4), (2, 5, 2)])}
+    out["mask"] = mask
+    return {k: v.astype(np.float32) for k, v in out.items()}
+
+
+CASES = {
+    "softmax_mask_neginf": neginf_mask,
+    "sum_elu_signed": lambda r: signed_qkv(r, [(2, 4, 3), (2, 5, 3), (2, 5, 2)], np.float32),
+    "sum_relu_signed": lambda r: signed_qkv(r, [(2, 4, 3), (2, 5, 3), (2, 5, 2)], np.float32),
+    "linear_causal_signed": lambda r: signed_qkv(r, [(2, 6, 3), (2, 6, 3), (2, 6, 2)], np.float32),
+    "linear_causal_f64": lambda r: signed_qkv(r, [(2, 6, 3), (2, 6, 3), (2, 6, 2)], np.float64),
+    "feature_map_elu": lambda r: {"x": r.uniform(-2, 2, (3, 8)).astype(np.float32)},
+    "feature_map_relu": lambda r: {"x": r.uniform(-2, 2, (3, 8)).astype(np.float32)},
+    "deform": lambda r: deform_inputs(r, np.float32),
+    "deform_ac": lambda r: deform_inputs(r, np.float32),
+    "deform_f64": lambda r: deform_inputs(r, np.float64),
+    "deform_ac_f64": lambda r: deform_inputs(r, np.float64),
+    "gather": lambda r: deform_inputs(r, np.float32, False),
+    "gather_ac": lambda r: deform_inputs(r, np.float32, False),
+}
+
+
+def main():
+    case, d, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    os.makedirs(d, exist_ok=True)
+    for name, arr in CASES[case](np.random.default_rng(seed)).items():
+        np.save(os.path.join(d, name + ".npy"), arr)
+
+
+if __name__ == "__main__":
+    main()
