@@ -1,6 +1,6 @@
 # -*- Python -*-
 import os
-import shutil
+import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -32,8 +32,11 @@ if os.path.exists("/etc/OpenCL/vendors") and os.listdir("/etc/OpenCL/vendors"):
     config.available_features.add("opencl")
 if os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("cuda-toolkit")
+# numpy must be importable by %python (the project venv), which need not be
+# the interpreter running lit.
 try:
-    import numpy  # noqa: F401
+    subprocess.run([config.python_executable, "-c", "import numpy"],
+                   check=True, capture_output=True, timeout=60)
     config.available_features.add("numpy")
-except ImportError:
+except Exception:
     pass
