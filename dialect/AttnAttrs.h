@@ -1,4 +1,5 @@
-//===- AttnAttrs.h - Enums and attributes of attn ----------------*- C++ -*-===//
+//===- AttnAttrs.h - Enums and attributes of attn ----------------*- C++
+//-*-===//
 #ifndef ATTN_DIALECT_ATTNATTRS_H
 #define ATTN_DIALECT_ATTNATTRS_H
 

@@ -58,9 +58,8 @@ NormStepAttr mlir::attn::parseNormStepBody(AsmParser &parser) {
   SMLoc epsLoc = parser.getCurrentLocation();
   if (succeeded(parser.parseOptionalKeyword("eps")) && parser.parseFloat(eps))
     return {};
-  return NormStepAttr::getChecked(
-      [&]() { return parser.emitError(epsLoc); }, context, *kind, *axis,
-      llvm::APFloat(eps));
+  return NormStepAttr::getChecked([&]() { return parser.emitError(epsLoc); },
+                                  context, *kind, *axis, llvm::APFloat(eps));
 }
 
 void mlir::attn::printNormStepBody(AsmPrinter &printer, NormStepAttr step) {
@@ -87,9 +86,9 @@ void NormStepAttr::print(AsmPrinter &printer) const {
   printer << '>';
 }
 
-LogicalResult
-NormStepAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     NormKind kind, NormAxis axis, llvm::APFloat eps) {
+LogicalResult NormStepAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   NormKind kind, NormAxis axis,
+                                   llvm::APFloat eps) {
   double value = eps.convertToDouble();
   if (!std::isfinite(value) || value < 0.0)
     return emitError() << "normalization eps must be finite and >= 0, got "

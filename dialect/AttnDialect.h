@@ -1,4 +1,5 @@
-//===- AttnDialect.h - The attn dialect --------------------------*- C++ -*-===//
+//===- AttnDialect.h - The attn dialect --------------------------*- C++
+//-*-===//
 #ifndef ATTN_DIALECT_ATTNDIALECT_H
 #define ATTN_DIALECT_ATTNDIALECT_H
 

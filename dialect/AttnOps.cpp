@@ -110,8 +110,8 @@ inferResult(ValueRange operands, const ShapeErrorAt &emitError,
     if (!elementType) {
       elementType = type.getElementType();
     } else if (elementType != type.getElementType()) {
-      emitError() << "operands must share one element type, got "
-                  << elementType << " and " << type.getElementType();
+      emitError() << "operands must share one element type, got " << elementType
+                  << " and " << type.getElementType();
       return failure();
     }
   }
@@ -174,10 +174,10 @@ LogicalResult EfficientAttentionOp::inferReturnTypes(
   return inferResult(
       operands, emitError,
       [&]() {
-        return inferAttentionShape(
-            shapeOf(adaptor.getQuery()), shapeOf(adaptor.getKey()),
-            shapeOf(adaptor.getValue()), std::nullopt, AttentionOperandNames(),
-            emitError);
+        return inferAttentionShape(shapeOf(adaptor.getQuery()),
+                                   shapeOf(adaptor.getKey()),
+                                   shapeOf(adaptor.getValue()), std::nullopt,
+                                   AttentionOperandNames(), emitError);
       },
       inferred);
 }
@@ -211,35 +211,36 @@ LogicalResult DeformableAttentionOp::inferReturnTypes(
   return inferResult(
       operands, emitError,
       [&]() {
-        return inferDeformableShape(
-            shapeOf(adaptor.getValue()), shapeOf(adaptor.getSamplingLocations()),
-            shapeOf(adaptor.getAttentionWeights()), adaptor.getSpatialShapes(),
-            emitError);
+        return inferDeformableShape(shapeOf(adaptor.getValue()),
+                                    shapeOf(adaptor.getSamplingLocations()),
+                                    shapeOf(adaptor.getAttentionWeights()),
+                                    adaptor.getSpatialShapes(), emitError);
       },
       inferred);
 }
 
-LogicalResult MatmulOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> location, ValueRange operands,
-    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
-    SmallVectorImpl<Type> &inferred) {
+LogicalResult
+MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                           ValueRange operands, DictionaryAttr attributes,
+                           OpaqueProperties properties, RegionRange regions,
+                           SmallVectorImpl<Type> &inferred) {
   Adaptor adaptor(operands, attributes, properties, regions);
   ShapeErrorAt emitError{location};
   return inferResult(
       operands, emitError,
       [&]() {
-        return inferMatmulShape(shapeOf(adaptor.getLhs()),
-                                shapeOf(adaptor.getRhs()),
-                                adaptor.getTransposeLhs(),
-                                adaptor.getTransposeRhs(), emitError);
+        return inferMatmulShape(
+            shapeOf(adaptor.getLhs()), shapeOf(adaptor.getRhs()),
+            adaptor.getTransposeLhs(), adaptor.getTransposeRhs(), emitError);
       },
       inferred);
 }
 
-LogicalResult AddOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> location, ValueRange operands,
-    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
-    SmallVectorImpl<Type> &inferred) {
+LogicalResult
+AddOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                        ValueRange operands, DictionaryAttr attributes,
+                        OpaqueProperties properties, RegionRange regions,
+                        SmallVectorImpl<Type> &inferred) {
   Adaptor adaptor(operands, attributes, properties, regions);
   ShapeErrorAt emitError{location};
   return inferResult(

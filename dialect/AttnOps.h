@@ -1,4 +1,5 @@
-//===- AttnOps.h - Operations of the attn dialect ----------------*- C++ -*-===//
+//===- AttnOps.h - Operations of the attn dialect ----------------*- C++
+//-*-===//
 #ifndef ATTN_DIALECT_ATTNOPS_H
 #define ATTN_DIALECT_ATTNOPS_H
 

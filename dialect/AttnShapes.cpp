@@ -60,8 +60,8 @@ FailureOr<Shape> mlir::attn::broadcastShapes(ArrayRef<int64_t> lhs,
       // time); ? against ? stays ?.
       result[i] = *dim;
     } else {
-      emitError() << "shapes of " << what << " (" << formatShape(lhs)
-                  << " and " << formatShape(rhs) << ") do not broadcast";
+      emitError() << "shapes of " << what << " (" << formatShape(lhs) << " and "
+                  << formatShape(rhs) << ") do not broadcast";
       return failure();
     }
   }
@@ -84,8 +84,8 @@ static LogicalResult checkMinRank(ArrayRef<int64_t> shape, StringRef name,
                                   EmitShapeError emitError) {
   if (shape.size() >= minRank)
     return success();
-  emitError() << name << " must have rank >= " << minRank << " "
-              << dimsMeaning << ", got rank " << shape.size();
+  emitError() << name << " must have rank >= " << minRank << " " << dimsMeaning
+              << ", got rank " << shape.size();
   return failure();
 }
 
@@ -96,19 +96,19 @@ static LogicalResult checkRank(ArrayRef<int64_t> shape, StringRef name,
   if (shape.size() == rank)
     return success();
   emitError() << name << " must have rank " << rank << " " << dimsMeaning
-              << ", got rank " << shape.size() << " ("
-              << formatShape(shape) << ")";
+              << ", got rank " << shape.size() << " (" << formatShape(shape)
+              << ")";
   return failure();
 }
 
 /// Requires two dims to agree; `what` says what they count.
-static FailureOr<int64_t> matchDims(int64_t lhs, StringRef lhsName,
-                                    int64_t rhs, StringRef rhsName,
-                                    StringRef what, EmitShapeError emitError) {
+static FailureOr<int64_t> matchDims(int64_t lhs, StringRef lhsName, int64_t rhs,
+                                    StringRef rhsName, StringRef what,
+                                    EmitShapeError emitError) {
   if (std::optional<int64_t> dim = unifyDims(lhs, rhs))
     return *dim;
-  emitError() << lhsName << " has " << lhs << " " << what << " but "
-              << rhsName << " has " << rhs;
+  emitError() << lhsName << " has " << lhs << " " << what << " but " << rhsName
+              << " has " << rhs;
   return failure();
 }
 
@@ -131,15 +131,14 @@ FailureOr<Shape> mlir::attn::inferMatmulShape(ArrayRef<int64_t> lhs,
   int64_t cols = transposeRhs ? rhs[rr - 2] : rhs[rr - 1];
   if (!unifyDims(lhsInner, rhsInner)) {
     emitError() << "contraction dims differ: lhs " << formatShape(lhs)
-                << (transposeLhs ? " (transposed)" : "") << " has "
-                << lhsInner << ", rhs " << formatShape(rhs)
-                << (transposeRhs ? " (transposed)" : "") << " has "
-                << rhsInner;
+                << (transposeLhs ? " (transposed)" : "") << " has " << lhsInner
+                << ", rhs " << formatShape(rhs)
+                << (transposeRhs ? " (transposed)" : "") << " has " << rhsInner;
     return failure();
   }
-  FailureOr<Shape> batch = broadcastShapes(
-      leadingDims(lhs), leadingDims(rhs), "the leading dims of lhs and rhs",
-      emitError);
+  FailureOr<Shape> batch =
+      broadcastShapes(leadingDims(lhs), leadingDims(rhs),
+                      "the leading dims of lhs and rhs", emitError);
   if (failed(batch))
     return failure();
   Shape result = std::move(*batch);
@@ -163,10 +162,9 @@ FailureOr<Shape> mlir::attn::inferAttentionShape(
                        names.value, "positions", emitError)))
     return failure();
 
-  std::string leadingWhat =
-      ("the leading dims of " + names.query + ", " + names.key + " and " +
-       names.value)
-          .str();
+  std::string leadingWhat = ("the leading dims of " + names.query + ", " +
+                             names.key + " and " + names.value)
+                                .str();
   FailureOr<Shape> batch = broadcastShapes(leadingDims(query), leadingDims(key),
                                            leadingWhat, emitError);
   if (failed(batch))
@@ -182,17 +180,18 @@ FailureOr<Shape> mlir::attn::inferAttentionShape(
                             emitError)))
       return failure();
     size_t r = mask->size();
-    if (!unifyDims((*mask)[r - 2], queries) || !unifyDims((*mask)[r - 1], keys)) {
+    if (!unifyDims((*mask)[r - 2], queries) ||
+        !unifyDims((*mask)[r - 1], keys)) {
       emitError() << names.mask << " must be " << formatDim(queries) << "x"
                   << formatDim(keys) << " (queries x keys) in its last two "
                   << "dims, got " << formatShape(*mask);
       return failure();
     }
-    batch = broadcastShapes(*batch, leadingDims(*mask),
-                            ("the leading dims of " + names.mask +
-                             " and the attention operands")
-                                .str(),
-                            emitError);
+    batch = broadcastShapes(
+        *batch, leadingDims(*mask),
+        ("the leading dims of " + names.mask + " and the attention operands")
+            .str(),
+        emitError);
     if (failed(batch))
       return failure();
   }
@@ -257,18 +256,17 @@ static FailureOr<Shape> inferSamplingDims(ArrayRef<int64_t> value,
                 << locations[5];
     return failure();
   }
-  FailureOr<int64_t> batch = matchDims(value[0], "value", locations[0],
-                                       "sampling locations", "batches",
-                                       emitError);
+  FailureOr<int64_t> batch =
+      matchDims(value[0], "value", locations[0], "sampling locations",
+                "batches", emitError);
   if (failed(batch))
     return failure();
-  FailureOr<int64_t> heads = matchDims(value[2], "value", locations[2],
-                                       "sampling locations", "heads",
-                                       emitError);
+  FailureOr<int64_t> heads =
+      matchDims(value[2], "value", locations[2], "sampling locations", "heads",
+                emitError);
   if (failed(heads))
     return failure();
-  return Shape{*batch,       locations[1], *heads,
-               numLevels,    locations[4], value[3]};
+  return Shape{*batch, locations[1], *heads, numLevels, locations[4], value[3]};
 }
 
 FailureOr<Shape> mlir::attn::inferBilinearGatherShape(

@@ -1,4 +1,5 @@
-//===- AttnShapes.h - Shape rules of the attn ops ----------------*- C++ -*-===//
+//===- AttnShapes.h - Shape rules of the attn ops ----------------*- C++
+//-*-===//
 //
 // Every shape rule of the dialect, written once. Ops call these from
 // inferReturnTypes, so builders infer result types with the same code that

@@ -45,9 +45,11 @@ struct CostTotals {
   }
 
   void print(InFlightDiagnostic &diag) const {
-    diag << "macs = " << cost.macs << ", flops = " << cost.flops << " (2 x macs + "
-         << cost.elementwiseFlops << " elementwise), floats = " << cost.floats
-         << " (" << formatGigabytes(bytes) << " GB), weights = " << weightFloats << " floats (not in floats)";
+    diag << "macs = " << cost.macs << ", flops = " << cost.flops
+         << " (2 x macs + " << cost.elementwiseFlops
+         << " elementwise), floats = " << cost.floats << " ("
+         << formatGigabytes(bytes) << " GB), weights = " << weightFloats
+         << " floats (not in floats)";
     if (dynamicValues)
       diag << "; " << dynamicValues
            << " ops or arguments with dynamic sizes not counted";

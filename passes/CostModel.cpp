@@ -65,8 +65,7 @@ static uint64_t featureMapFlopsPerElement(FeatureMap map) {
 /// has this op as its only user (Table 1's "normalization in place").
 static bool canWriteInPlace(Operation *op) {
   for (Value operand : op->getOperands())
-    if (operand.getType() == op->getResult(0).getType() &&
-        operand.hasOneUse())
+    if (operand.getType() == op->getResult(0).getType() && operand.hasOneUse())
       return true;
   return false;
 }
@@ -138,8 +137,7 @@ static OpCost efficientCost(EfficientAttentionOp op) {
 }
 
 static OpCost externalCost(ExternalAttentionOp op) {
-  ArrayRef<int64_t> x = shapeOf(op.getInput()),
-                    mk = shapeOf(op.getMemoryKey()),
+  ArrayRef<int64_t> x = shapeOf(op.getInput()), mk = shapeOf(op.getMemoryKey()),
                     mv = shapeOf(op.getMemoryValue());
   uint64_t batch = batchOf(op.getResult());
   uint64_t n = x[x.size() - 2], slots = mk[mk.size() - 2], d = x.back(),
@@ -170,40 +168,39 @@ CostStatus mlir::attn::estimateOpCost(Operation *op, OpCost &cost) {
       !llvm::all_of(op->getResultTypes(), isStatic))
     return CostStatus::DynamicSizes;
 
-  cost =
-      llvm::TypeSwitch<Operation *, OpCost>(op)
-          .Case([](DotProductAttentionOp op) { return dotProductCost(op); })
-          .Case([](EfficientAttentionOp op) { return efficientCost(op); })
-          .Case([](ExternalAttentionOp op) { return externalCost(op); })
-          .Case([](DeformableAttentionOp op) {
-            uint64_t samples = sampledChannels(op.getSamplingLocations(),
-                                               op.getValue());
-            // 4 corner MACs + 1 attention-weight MAC per sampled channel.
-            return contraction(saturatingMul(samples, 5), 0,
-                               numElements(op.getResult()));
-          })
-          .Case([](BilinearGatherOp op) {
-            uint64_t samples =
-                sampledChannels(op.getLocations(), op.getValue());
-            return contraction(saturatingMul(samples, 4), 0,
-                               numElements(op.getResult()));
-          })
-          .Case([](MatmulOp op) {
-            ArrayRef<int64_t> lhs = shapeOf(op.getLhs());
-            uint64_t inner = op.getTransposeLhs() ? lhs[lhs.size() - 2]
-                                                  : lhs.back();
-            uint64_t outputs = numElements(op.getResult());
-            return contraction(saturatingMul(outputs, inner), 0, outputs);
-          })
-          .Case([](NormalizeOp op) {
-            return elementwise(op, normFlopsPerElement(op.getKind()));
-          })
-          .Case([](FeatureMapOp op) {
-            return elementwise(op, featureMapFlopsPerElement(op.getKind()));
-          })
-          .Case<ScaleOp, AddOp, PrefixSumOp>(
-              [](Operation *op) { return elementwise(op, 1); })
-          .Case([](CausalMaskOp op) { return elementwise(op, 0); })
-          .Default([](Operation *) { return OpCost(); });
+  cost = llvm::TypeSwitch<Operation *, OpCost>(op)
+             .Case([](DotProductAttentionOp op) { return dotProductCost(op); })
+             .Case([](EfficientAttentionOp op) { return efficientCost(op); })
+             .Case([](ExternalAttentionOp op) { return externalCost(op); })
+             .Case([](DeformableAttentionOp op) {
+               uint64_t samples =
+                   sampledChannels(op.getSamplingLocations(), op.getValue());
+               // 4 corner MACs + 1 attention-weight MAC per sampled channel.
+               return contraction(saturatingMul(samples, 5), 0,
+                                  numElements(op.getResult()));
+             })
+             .Case([](BilinearGatherOp op) {
+               uint64_t samples =
+                   sampledChannels(op.getLocations(), op.getValue());
+               return contraction(saturatingMul(samples, 4), 0,
+                                  numElements(op.getResult()));
+             })
+             .Case([](MatmulOp op) {
+               ArrayRef<int64_t> lhs = shapeOf(op.getLhs());
+               uint64_t inner =
+                   op.getTransposeLhs() ? lhs[lhs.size() - 2] : lhs.back();
+               uint64_t outputs = numElements(op.getResult());
+               return contraction(saturatingMul(outputs, inner), 0, outputs);
+             })
+             .Case([](NormalizeOp op) {
+               return elementwise(op, normFlopsPerElement(op.getKind()));
+             })
+             .Case([](FeatureMapOp op) {
+               return elementwise(op, featureMapFlopsPerElement(op.getKind()));
+             })
+             .Case<ScaleOp, AddOp, PrefixSumOp>(
+                 [](Operation *op) { return elementwise(op, 1); })
+             .Case([](CausalMaskOp op) { return elementwise(op, 0); })
+             .Default([](Operation *) { return OpCost(); });
   return CostStatus::Known;
 }

@@ -1,4 +1,5 @@
-//===- CostModel.h - MACs, FLOPs and memory of attn ops ----------*- C++ -*-===//
+//===- CostModel.h - MACs, FLOPs and memory of attn ops ----------*- C++
+//-*-===//
 //
 // The cost model behind --attn-cost (and the rewrite decisions that will use
 // it): per op multiply-accumulates, FLOPs and materialized floats, following
@@ -16,18 +17,18 @@
 namespace mlir::attn {
 
 struct OpCost {
-  uint64_t macs = 0;      ///< multiply-accumulates of contractions
-  uint64_t flops = 0;     ///< 2 x macs + elementwise arithmetic
-  uint64_t floats = 0;    ///< tensor elements the op materializes
+  uint64_t macs = 0;             ///< multiply-accumulates of contractions
+  uint64_t flops = 0;            ///< 2 x macs + elementwise arithmetic
+  uint64_t floats = 0;           ///< tensor elements the op materializes
   uint64_t elementwiseFlops = 0; ///< the part of flops that is not 2 x macs
 
   OpCost &operator+=(const OpCost &other);
 };
 
 enum class CostStatus {
-  Known,         ///< `cost` holds the op's cost
-  DynamicSizes,  ///< an operand or result has a `?` dim
-  NotModeled,    ///< not an attn op (func.return, tensor reshapes cost 0)
+  Known,        ///< `cost` holds the op's cost
+  DynamicSizes, ///< an operand or result has a `?` dim
+  NotModeled,   ///< not an attn op (func.return, tensor reshapes cost 0)
 };
 
 /// Estimates `op` under the model. Elementwise ops count no floats when they

@@ -1,4 +1,5 @@
-//===- Passes.h - attn passes ------------------------------------*- C++ -*-===//
+//===- Passes.h - attn passes ------------------------------------*- C++
+//-*-===//
 #ifndef ATTN_PASSES_PASSES_H
 #define ATTN_PASSES_PASSES_H
 

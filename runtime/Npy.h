@@ -1,4 +1,5 @@
-//===- Npy.h - NumPy .npy files in and out ------------------------*- C++ -*-===//
+//===- Npy.h - NumPy .npy files in and out ------------------------*- C++
+//-*-===//
 //
 // Reads and writes the NumPy .npy format (versions 1.0, 2.0 and 3.0) for
 // float32 and float64 arrays in C order, little-endian. Anything else (another
@@ -21,8 +22,7 @@ enum class NpyDType { Float32, Float64 };
 Status readNpy(const std::string &path, Tensor &out);
 
 /// Parses an in-memory .npy image; `name` only labels error messages.
-Status parseNpy(const std::string &bytes, const std::string &name,
-                Tensor &out);
+Status parseNpy(const std::string &bytes, const std::string &name, Tensor &out);
 
 /// Writes `tensor` to `path` as a version 1.0 .npy of `dtype`.
 Status writeNpy(const std::string &path, const Tensor &tensor,

@@ -1,4 +1,5 @@
-//===- Reference.h - Reference kernels for every attn op ---------*- C++ -*-===//
+//===- Reference.h - Reference kernels for every attn op ---------*- C++
+//-*-===//
 //
 // Naive loops with double accumulation: the oracle for every generated
 // kernel and every rewrite. Shares no code with codegen/. Each function
@@ -76,7 +77,8 @@ Status scale(const Tensor &input, double factor, Tensor &out);
 /// out = map(input) elementwise.
 Status featureMap(const Tensor &input, FeatureMap map, Tensor &out);
 
-/// Inclusive prefix sum along `axis`: out[.., i, ..] = sum_{j <= i} in[.., j, ..].
+/// Inclusive prefix sum along `axis`: out[.., i, ..] = sum_{j <= i} in[.., j,
+/// ..].
 Status prefixSum(const Tensor &input, int64_t axis, Tensor &out);
 
 /// out = lhs + rhs with numpy broadcasting over all dims (right-aligned).

@@ -1,4 +1,5 @@
-//===- Tensor.h - Dense tensors and status values of the runtime -*- C++ -*-===//
+//===- Tensor.h - Dense tensors and status values of the runtime -*- C++
+//-*-===//
 //
 // The reference runtime stores every tensor as row-major doubles: it is the
 // oracle the generated kernels are checked against, so it accumulates in

@@ -71,9 +71,8 @@ static cl::list<std::string>
                 cl::desc("Write result i to the i-th --output file (.npy, "
                          "element type of the result)"),
                 cl::value_desc("file.npy"), cl::cat(runCategory));
-static cl::opt<bool>
-    quiet("quiet", cl::desc("Do not print the result summary"),
-          cl::cat(runCategory));
+static cl::opt<bool> quiet("quiet", cl::desc("Do not print the result summary"),
+                           cl::cat(runCategory));
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-run") << message << "\n";
@@ -89,8 +88,8 @@ struct LoadedSpec {
 } // namespace
 
 /// The name an argument has in the source (`%q` -> "q"), else "argN".
-static std::string argumentName(const AsmParserState &state,
-                                func::FuncOp func, unsigned index) {
+static std::string argumentName(const AsmParserState &state, func::FuncOp func,
+                                unsigned index) {
   if (const AsmParserState::BlockDefinition *def =
           state.getBlockDef(&func.getBody().front())) {
     if (index < def->arguments.size()) {
@@ -133,10 +132,9 @@ static void printSummary(StringRef label, const rt::Tensor &tensor) {
   llvm::outs() << label << ": " << tensor.shapeString() << " min "
                << llvm::format("%.6g", minimum) << " max "
                << llvm::format("%.6g", maximum) << " mean "
-               << llvm::format("%.6g",
-                               tensor.data.empty()
-                                   ? 0.0
-                                   : sum / double(tensor.data.size()))
+               << llvm::format("%.6g", tensor.data.empty()
+                                           ? 0.0
+                                           : sum / double(tensor.data.size()))
                << "\n";
 }
 
@@ -166,8 +164,7 @@ int main(int argc, char **argv) {
   context.loadAllAvailableDialects();
 
   std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> buffer =
-      openInputFile(specFile, &error);
+  std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(specFile, &error);
   if (!buffer)
     return fail(error);
   llvm::SourceMgr sourceMgr;
@@ -247,8 +244,7 @@ int main(int argc, char **argv) {
     if (randomSeed.getNumOccurrences() == 0 || !type)
       return fail("missing input '" + names[i] + "' (argument #" +
                   llvm::Twine(i) + " of @" + func.getSymName() +
-                  "); pass --input " + names[i] +
-                  "=file.npy or --random SEED");
+                  "); pass --input " + names[i] + "=file.npy or --random SEED");
     if (!type.hasStaticShape())
       return fail("input '" + names[i] + "' has dynamic shape; --random " +
                   "needs static sizes, pass it with --input");
@@ -267,8 +263,8 @@ int main(int argc, char **argv) {
     for (unsigned i = 0; i < numArgs; ++i) {
       SmallString<128> path(saveInputsDir);
       llvm::sys::path::append(path, names[i] + ".npy");
-      rt::Status status = rt::writeNpy(std::string(path), inputs[i],
-                                       rt::NpyDType::Float32);
+      rt::Status status =
+          rt::writeNpy(std::string(path), inputs[i], rt::NpyDType::Float32);
       if (!status)
         return fail(status.message());
     }

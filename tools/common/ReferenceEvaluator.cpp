@@ -183,11 +183,11 @@ LogicalResult Interpreter::step(Operation *op) {
       })
       .Case([&](DeformableAttentionOp op) {
         return call(op, result, [&](rt::Tensor &out) {
-          return rt::deformableAttention(
-              get(op.getValue()), get(op.getSamplingLocations()),
-              get(op.getAttentionWeights()),
-              toRuntimeLevels(op.getSpatialShapes()), op.getAlignCorners(),
-              out);
+          return rt::deformableAttention(get(op.getValue()),
+                                         get(op.getSamplingLocations()),
+                                         get(op.getAttentionWeights()),
+                                         toRuntimeLevels(op.getSpatialShapes()),
+                                         op.getAlignCorners(), out);
         });
       })
       .Case([&](MatmulOp op) {
@@ -199,14 +199,13 @@ LogicalResult Interpreter::step(Operation *op) {
       .Case([&](NormalizeOp op) {
         return call(op, result, [&](rt::Tensor &out) {
           return rt::normalize(get(op.getInput()), toRuntime(op.getKind()),
-                               op.getDim(), op.getEps().convertToDouble(),
-                               out);
+                               op.getDim(), op.getEps().convertToDouble(), out);
         });
       })
       .Case([&](ScaleOp op) {
         return call(op, result, [&](rt::Tensor &out) {
-          return rt::scale(get(op.getInput()),
-                           op.getFactor().convertToDouble(), out);
+          return rt::scale(get(op.getInput()), op.getFactor().convertToDouble(),
+                           out);
         });
       })
       .Case([&](FeatureMapOp op) {
@@ -233,8 +232,7 @@ LogicalResult Interpreter::step(Operation *op) {
       })
       .Case([&](BilinearGatherOp op) {
         return call(op, result, [&](rt::Tensor &out) {
-          return rt::bilinearGather(get(op.getValue()),
-                                    get(op.getLocations()),
+          return rt::bilinearGather(get(op.getValue()), get(op.getLocations()),
                                     toRuntimeLevels(op.getSpatialShapes()),
                                     op.getAlignCorners(), out);
         });
@@ -289,8 +287,9 @@ LogicalResult Interpreter::constant(arith::ConstantOp op) {
   return success();
 }
 
-LogicalResult mlir::attn::evaluateWithReference(
-    func::FuncOp func, ArrayRef<rt::Tensor> inputs,
-    SmallVectorImpl<rt::Tensor> &results) {
+LogicalResult
+mlir::attn::evaluateWithReference(func::FuncOp func,
+                                  ArrayRef<rt::Tensor> inputs,
+                                  SmallVectorImpl<rt::Tensor> &results) {
   return Interpreter().run(func, inputs, results);
 }

@@ -1,4 +1,5 @@
-//===- ReferenceEvaluator.h - Run attn IR on the reference runtime -*- C++ -*-===//
+//===- ReferenceEvaluator.h - Run attn IR on the reference runtime -*- C++
+//-*-===//
 //
 // Interprets a func.func of attn ops by calling the reference kernels of
 // runtime/ op by op. This is the bridge from specs to the oracle: attn-run
@@ -25,9 +26,10 @@ std::string describeShapeMismatch(const ::attn::runtime::Tensor &tensor,
 /// (an input that does not fit its argument type, an op the evaluator does
 /// not know, a runtime error) is emitted as an error at the location of the
 /// offending op or function.
-LogicalResult evaluateWithReference(
-    func::FuncOp func, ArrayRef<::attn::runtime::Tensor> inputs,
-    SmallVectorImpl<::attn::runtime::Tensor> &results);
+LogicalResult
+evaluateWithReference(func::FuncOp func,
+                      ArrayRef<::attn::runtime::Tensor> inputs,
+                      SmallVectorImpl<::attn::runtime::Tensor> &results);
 
 } // namespace mlir::attn
 
