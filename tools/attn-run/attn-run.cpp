@@ -162,6 +162,9 @@ int main(int argc, char **argv) {
                   func::FuncDialect, tensor::TensorDialect>();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // file:line:col and the source line say which op; the generic form of the
+  // op would only repeat it.
+  context.printOpOnDiagnostic(false);
 
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(specFile, &error);
