@@ -21,18 +21,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::string shapeStr(const std::vector<int64_t> &shape) {
-  if (shape.empty())
-    return "scalar";
-  std::string result;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i)
-      result += 'x';
-    result += std::to_string(shape[i]);
-  }
-  return result;
-}
-
 std::string numStr(double value) {
   char buffer[64];
   std::snprintf(buffer, sizeof(buffer), "%g", value);
@@ -77,13 +65,14 @@ Status allocate(const char *op, const std::vector<int64_t> &shape,
                 Tensor &result) {
   int64_t count = checkedNumElements(shape);
   if (count < 0)
-    return fail(op, "result shape " + shapeStr(shape) +
+    return fail(op, "result shape " + formatShape(shape) +
                         " has a negative dim or too many elements");
   try {
     result.shape = shape;
     result.data.assign(static_cast<size_t>(count), 0.0);
   } catch (...) {
-    return fail(op, "cannot allocate the result of shape " + shapeStr(shape));
+    return fail(op,
+                "cannot allocate the result of shape " + formatShape(shape));
   }
   return Status::ok();
 }
@@ -886,7 +875,7 @@ Status deformableAttention(const Tensor &value, const Tensor &locations,
                                 locations.shape.end() - 1);
   if (weights.shape != expected)
     return fail(op, "weights " + weights.shapeString() + " must have shape " +
-                        shapeStr(expected) +
+                        formatShape(expected) +
                         " (N, Lq, M, L, P) to match locations " +
                         locations.shapeString());
   const int64_t batch = value.shape[0], lv = value.shape[1],

@@ -45,7 +45,7 @@ Tensor::Tensor(std::vector<int64_t> dims) : shape(std::move(dims)) {
 Tensor::Tensor(std::vector<int64_t> dims, std::vector<double> values)
     : shape(std::move(dims)), data(std::move(values)) {}
 
-std::string Tensor::shapeString() const {
+std::string formatShape(const std::vector<int64_t> &shape) {
   if (shape.empty())
     return "scalar";
   std::string result;
@@ -56,6 +56,8 @@ std::string Tensor::shapeString() const {
   }
   return result;
 }
+
+std::string Tensor::shapeString() const { return formatShape(shape); }
 
 namespace {
 uint64_t splitmix64(uint64_t &state) {

@@ -51,6 +51,9 @@ struct Tensor {
   std::string shapeString() const;
 };
 
+/// "2x3x4" for a shape, "scalar" for rank 0.
+std::string formatShape(const std::vector<int64_t> &shape);
+
 /// Number of elements of `shape`, or -1 if a dim is negative or the product
 /// overflows int64 (so callers can reject absurd sizes instead of crashing).
 int64_t checkedNumElements(const std::vector<int64_t> &shape);

@@ -9,6 +9,8 @@
 
 #include "runtime/Npy.h"
 
+#include "test/unit/StatusMatchers.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -69,22 +71,6 @@ std::string f64Bytes(std::vector<double> values) {
   std::memcpy(out.data(), values.data(), out.size());
   return out;
 }
-
-#define EXPECT_ERROR(statusExpr, ...)                                          \
-  do {                                                                         \
-    Status status_ = (statusExpr);                                             \
-    EXPECT_FALSE(status_.isOk());                                              \
-    for (const char *part_ : {__VA_ARGS__})                                    \
-      EXPECT_NE(status_.message().find(part_), std::string::npos)              \
-          << "message \"" << status_.message() << "\" lacks \"" << part_       \
-          << "\"";                                                             \
-  } while (false)
-
-#define ASSERT_OK(statusExpr)                                                  \
-  do {                                                                         \
-    Status status_ = (statusExpr);                                             \
-    ASSERT_TRUE(status_.isOk()) << status_.message();                          \
-  } while (false)
 
 const std::string kF4 = "{'descr': '<f4', 'fortran_order': False, "
                         "'shape': (2, 3), }";

@@ -11,6 +11,8 @@
 #include "runtime/Reference.h"
 #include "runtime/Tensor.h"
 
+#include "test/unit/StatusMatchers.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -72,22 +74,6 @@ void expectIdentity(const Tensor &actual, const Tensor &expected,
     EXPECT_NEAR(actual.data[i], expected.data[i], tol * scaleMax)
         << "at flat index " << i;
 }
-
-#define EXPECT_ERROR(statusExpr, ...)                                          \
-  do {                                                                         \
-    Status status_ = (statusExpr);                                             \
-    EXPECT_FALSE(status_.isOk());                                              \
-    for (const char *part_ : {__VA_ARGS__})                                    \
-      EXPECT_NE(status_.message().find(part_), std::string::npos)              \
-          << "message \"" << status_.message() << "\" lacks \"" << part_       \
-          << "\"";                                                             \
-  } while (false)
-
-#define ASSERT_OK(statusExpr)                                                  \
-  do {                                                                         \
-    Status status_ = (statusExpr);                                             \
-    ASSERT_TRUE(status_.isOk()) << status_.message();                          \
-  } while (false)
 
 //===----------------------------------------------------------------------===//
 // Tensor
