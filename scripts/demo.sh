@@ -20,7 +20,8 @@ section "2. Cost (Shen et al., Table 1 model): non-local block vs efficient atte
 for spec in examples/nonlocal_softmax.mlir examples/efficient_softmax.mlir; do
   echo "$spec:"
   "$BIN/attn-opt" --attn-cost --mlir-print-op-on-diagnostic=false "$spec" \
-    -o /dev/null 2>&1 | grep -E "remark: (cost|total)" | sed 's/^[^ ]* remark: /  /'
+    -o /dev/null 2>&1 | grep -E "remark: (cost|total)" \
+    | sed -E 's/^[^:]*:([0-9]+):[0-9]+: remark: /  line \1: /'
 done
 
 section "3. The IR of every example"
