@@ -18,6 +18,11 @@ namespace mlir::attn {
 /// `softmax over keys` or `sum over keys eps 1.000000e-09`, shared by
 /// #attn.norm<...> and the `norm [...]` list of attn.dot_product.
 NormStepAttr parseNormStepBody(AsmParser &parser);
+
+/// The eps rule of every normalization (steps, attn.normalize,
+/// attn.external): finite, >= 0, and nonzero only for `sum`.
+LogicalResult verifyNormEps(NormKind kind, double eps,
+                            function_ref<InFlightDiagnostic()> emitError);
 void printNormStepBody(AsmPrinter &printer, NormStepAttr step);
 } // namespace mlir::attn
 

@@ -7,6 +7,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -86,15 +88,19 @@ void NormStepAttr::print(AsmPrinter &printer) const {
   printer << '>';
 }
 
-LogicalResult NormStepAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                   NormKind kind, NormAxis axis,
-                                   llvm::APFloat eps) {
-  double value = eps.convertToDouble();
-  if (!std::isfinite(value) || value < 0.0)
-    return emitError() << "normalization eps must be finite and >= 0, got "
-                       << value;
-  if (value != 0.0 && kind != NormKind::sum)
+LogicalResult
+mlir::attn::verifyNormEps(NormKind kind, double eps,
+                          function_ref<InFlightDiagnostic()> emitError) {
+  if (!std::isfinite(eps) || eps < 0.0)
+    return emitError() << "eps must be finite and >= 0, got " << eps;
+  if (eps != 0.0 && kind != NormKind::sum)
     return emitError() << "eps only applies to 'sum' normalization, not '"
                        << stringifyNormKind(kind) << "'";
   return success();
+}
+
+LogicalResult NormStepAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   NormKind kind, NormAxis axis,
+                                   llvm::APFloat eps) {
+  return verifyNormEps(kind, eps.convertToDouble(), emitError);
 }

@@ -281,10 +281,8 @@ LogicalResult DotProductAttentionOp::verify() {
 }
 
 LogicalResult ExternalAttentionOp::verify() {
-  double eps = getEps().convertToDouble();
-  if (!std::isfinite(eps) || eps < 0.0)
-    return emitOpError("eps must be finite and >= 0, got ") << eps;
-  return success();
+  return verifyNormEps(NormKind::sum, getEps().convertToDouble(),
+                       [&]() { return emitOpError(); });
 }
 
 LogicalResult ScaleOp::verify() {
@@ -306,13 +304,8 @@ static LogicalResult verifyDimInRange(Operation *op, int64_t dim,
 LogicalResult NormalizeOp::verify() {
   if (failed(verifyDimInRange(*this, getDim(), getInput().getType())))
     return failure();
-  double eps = getEps().convertToDouble();
-  if (!std::isfinite(eps) || eps < 0.0)
-    return emitOpError("eps must be finite and >= 0, got ") << eps;
-  if (eps != 0.0 && getKind() != NormKind::sum)
-    return emitOpError("eps only applies to 'sum' normalization, not '")
-           << stringifyNormKind(getKind()) << "'";
-  return success();
+  return verifyNormEps(getKind(), getEps().convertToDouble(),
+                       [&]() { return emitOpError(); });
 }
 
 LogicalResult PrefixSumOp::verify() {

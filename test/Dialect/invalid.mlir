@@ -125,7 +125,7 @@ func.func @norm_missing_brackets(%x: tensor<4x4xf32>) {
 
 // NormStepAttr::verify: eps must be >= 0 ...
 func.func @norm_negative_eps(%x: tensor<4x4xf32>) {
-  // expected-error @+1 {{normalization eps must be finite and >= 0, got -1.0}}
+  // expected-error @+1 {{eps must be finite and >= 0, got -1.0}}
   %0 = attn.dot_product %x, %x, %x norm [sum over keys eps -1.0] : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
   return
 }
@@ -134,7 +134,7 @@ func.func @norm_negative_eps(%x: tensor<4x4xf32>) {
 
 // ... and finite (+inf written as its f64 bit pattern) ...
 func.func @norm_infinite_eps(%x: tensor<4x4xf32>) {
-  // expected-error @+1 {{normalization eps must be finite and >= 0, got INF}}
+  // expected-error @+1 {{eps must be finite and >= 0, got INF}}
   %0 = attn.dot_product %x, %x, %x norm [sum over keys eps 0x7FF0000000000000] : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
   return
 }
@@ -143,7 +143,7 @@ func.func @norm_infinite_eps(%x: tensor<4x4xf32>) {
 
 // ... and not NaN.
 func.func @norm_nan_eps(%x: tensor<4x4xf32>) {
-  // expected-error @+1 {{normalization eps must be finite and >= 0, got nan}}
+  // expected-error @+1 {{eps must be finite and >= 0, got nan}}
   %0 = attn.dot_product %x, %x, %x norm [sum over queries eps 0x7FF8000000000000] : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
   return
 }
