@@ -145,129 +145,72 @@ ATTN_COMPATIBLE_RETURN_TYPES(AddOp)
 ATTN_COMPATIBLE_RETURN_TYPES(BilinearGatherOp)
 #undef ATTN_COMPATIBLE_RETURN_TYPES
 
-LogicalResult DotProductAttentionOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> location, ValueRange operands,
-    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
-    SmallVectorImpl<Type> &inferred) {
-  Adaptor adaptor(operands, attributes, properties, regions);
-  ShapeErrorAt emitError{location};
-  return inferResult(
-      operands, emitError,
-      [&]() {
-        std::optional<ArrayRef<int64_t>> mask;
-        if (adaptor.getMask())
-          mask = shapeOf(adaptor.getMask());
-        return inferAttentionShape(shapeOf(adaptor.getQuery()),
-                                   shapeOf(adaptor.getKey()),
-                                   shapeOf(adaptor.getValue()), mask,
-                                   AttentionOperandNames(), emitError);
-      },
-      inferred);
-}
-
-LogicalResult EfficientAttentionOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> location, ValueRange operands,
-    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
-    SmallVectorImpl<Type> &inferred) {
-  Adaptor adaptor(operands, attributes, properties, regions);
-  ShapeErrorAt emitError{location};
-  return inferResult(
-      operands, emitError,
-      [&]() {
-        return inferAttentionShape(shapeOf(adaptor.getQuery()),
-                                   shapeOf(adaptor.getKey()),
-                                   shapeOf(adaptor.getValue()), std::nullopt,
-                                   AttentionOperandNames(), emitError);
-      },
-      inferred);
-}
-
-LogicalResult ExternalAttentionOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> location, ValueRange operands,
-    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
-    SmallVectorImpl<Type> &inferred) {
-  Adaptor adaptor(operands, attributes, properties, regions);
-  ShapeErrorAt emitError{location};
+/// The operand names attn.external uses in shape errors.
+static AttentionOperandNames externalOperandNames() {
   AttentionOperandNames names;
   names.query = "input";
   names.key = "memory_key";
   names.value = "memory_value";
-  return inferResult(
-      operands, emitError,
-      [&]() {
-        return inferAttentionShape(
-            shapeOf(adaptor.getInput()), shapeOf(adaptor.getMemoryKey()),
-            shapeOf(adaptor.getMemoryValue()), std::nullopt, names, emitError);
-      },
-      inferred);
+  return names;
 }
 
-LogicalResult DeformableAttentionOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> location, ValueRange operands,
-    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
-    SmallVectorImpl<Type> &inferred) {
-  Adaptor adaptor(operands, attributes, properties, regions);
-  ShapeErrorAt emitError{location};
-  return inferResult(
-      operands, emitError,
-      [&]() {
-        return inferDeformableShape(shapeOf(adaptor.getValue()),
-                                    shapeOf(adaptor.getSamplingLocations()),
-                                    shapeOf(adaptor.getAttentionWeights()),
-                                    adaptor.getSpatialShapes(), emitError);
-      },
-      inferred);
+static std::optional<ArrayRef<int64_t>> optionalShapeOf(Value value) {
+  if (!value)
+    return std::nullopt;
+  return shapeOf(value);
 }
 
-LogicalResult
-MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
-                           ValueRange operands, DictionaryAttr attributes,
-                           OpaqueProperties properties, RegionRange regions,
-                           SmallVectorImpl<Type> &inferred) {
-  Adaptor adaptor(operands, attributes, properties, regions);
-  ShapeErrorAt emitError{location};
-  return inferResult(
-      operands, emitError,
-      [&]() {
-        return inferMatmulShape(
-            shapeOf(adaptor.getLhs()), shapeOf(adaptor.getRhs()),
-            adaptor.getTransposeLhs(), adaptor.getTransposeRhs(), emitError);
-      },
-      inferred);
-}
+// inferReturnTypes has the same ODS signature and preamble for every op; only
+// the shape rule (an expression over `adaptor` and `emitError`) differs.
+#define ATTN_INFER_RETURN_TYPES(OpTy, ...)                                     \
+  LogicalResult OpTy::inferReturnTypes(                                        \
+      MLIRContext *, std::optional<Location> location, ValueRange operands,    \
+      DictionaryAttr attributes, OpaqueProperties properties,                  \
+      RegionRange regions, SmallVectorImpl<Type> &inferred) {                  \
+    Adaptor adaptor(operands, attributes, properties, regions);                \
+    ShapeErrorAt emitError{location};                                          \
+    return inferResult(                                                        \
+        operands, emitError, [&]() { return __VA_ARGS__; }, inferred);         \
+  }
 
-LogicalResult
-AddOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
-                        ValueRange operands, DictionaryAttr attributes,
-                        OpaqueProperties properties, RegionRange regions,
-                        SmallVectorImpl<Type> &inferred) {
-  Adaptor adaptor(operands, attributes, properties, regions);
-  ShapeErrorAt emitError{location};
-  return inferResult(
-      operands, emitError,
-      [&]() {
-        return broadcastShapes(shapeOf(adaptor.getLhs()),
-                               shapeOf(adaptor.getRhs()), "lhs and rhs",
-                               emitError);
-      },
-      inferred);
-}
-
-LogicalResult BilinearGatherOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> location, ValueRange operands,
-    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
-    SmallVectorImpl<Type> &inferred) {
-  Adaptor adaptor(operands, attributes, properties, regions);
-  ShapeErrorAt emitError{location};
-  return inferResult(
-      operands, emitError,
-      [&]() {
-        return inferBilinearGatherShape(shapeOf(adaptor.getValue()),
-                                        shapeOf(adaptor.getLocations()),
-                                        adaptor.getSpatialShapes(), emitError);
-      },
-      inferred);
-}
+ATTN_INFER_RETURN_TYPES(DotProductAttentionOp,
+                        inferAttentionShape(shapeOf(adaptor.getQuery()),
+                                            shapeOf(adaptor.getKey()),
+                                            shapeOf(adaptor.getValue()),
+                                            optionalShapeOf(adaptor.getMask()),
+                                            AttentionOperandNames(), emitError))
+ATTN_INFER_RETURN_TYPES(EfficientAttentionOp,
+                        inferAttentionShape(shapeOf(adaptor.getQuery()),
+                                            shapeOf(adaptor.getKey()),
+                                            shapeOf(adaptor.getValue()),
+                                            std::nullopt,
+                                            AttentionOperandNames(), emitError))
+ATTN_INFER_RETURN_TYPES(ExternalAttentionOp,
+                        inferAttentionShape(shapeOf(adaptor.getInput()),
+                                            shapeOf(adaptor.getMemoryKey()),
+                                            shapeOf(adaptor.getMemoryValue()),
+                                            std::nullopt,
+                                            externalOperandNames(), emitError))
+ATTN_INFER_RETURN_TYPES(
+    DeformableAttentionOp,
+    inferDeformableShape(shapeOf(adaptor.getValue()),
+                         shapeOf(adaptor.getSamplingLocations()),
+                         shapeOf(adaptor.getAttentionWeights()),
+                         adaptor.getSpatialShapes(), emitError))
+ATTN_INFER_RETURN_TYPES(MatmulOp,
+                        inferMatmulShape(shapeOf(adaptor.getLhs()),
+                                         shapeOf(adaptor.getRhs()),
+                                         adaptor.getTransposeLhs(),
+                                         adaptor.getTransposeRhs(), emitError))
+ATTN_INFER_RETURN_TYPES(AddOp, broadcastShapes(shapeOf(adaptor.getLhs()),
+                                               shapeOf(adaptor.getRhs()),
+                                               "lhs and rhs", emitError))
+ATTN_INFER_RETURN_TYPES(
+    BilinearGatherOp,
+    inferBilinearGatherShape(shapeOf(adaptor.getValue()),
+                             shapeOf(adaptor.getLocations()),
+                             adaptor.getSpatialShapes(), emitError))
+#undef ATTN_INFER_RETURN_TYPES
 
 //===----------------------------------------------------------------------===//
 // Verifiers (rules that are not shape rules)
