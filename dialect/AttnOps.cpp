@@ -142,6 +142,9 @@ ATTN_COMPATIBLE_RETURN_TYPES(ExternalAttentionOp)
 ATTN_COMPATIBLE_RETURN_TYPES(DeformableAttentionOp)
 ATTN_COMPATIBLE_RETURN_TYPES(MatmulOp)
 ATTN_COMPATIBLE_RETURN_TYPES(AddOp)
+ATTN_COMPATIBLE_RETURN_TYPES(MulOp)
+ATTN_COMPATIBLE_RETURN_TYPES(DivOp)
+ATTN_COMPATIBLE_RETURN_TYPES(ReduceSumOp)
 ATTN_COMPATIBLE_RETURN_TYPES(BilinearGatherOp)
 #undef ATTN_COMPATIBLE_RETURN_TYPES
 
@@ -205,6 +208,15 @@ ATTN_INFER_RETURN_TYPES(MatmulOp,
 ATTN_INFER_RETURN_TYPES(AddOp, broadcastShapes(shapeOf(adaptor.getLhs()),
                                                shapeOf(adaptor.getRhs()),
                                                "lhs and rhs", emitError))
+ATTN_INFER_RETURN_TYPES(MulOp, broadcastShapes(shapeOf(adaptor.getLhs()),
+                                               shapeOf(adaptor.getRhs()),
+                                               "lhs and rhs", emitError))
+ATTN_INFER_RETURN_TYPES(DivOp, broadcastShapes(shapeOf(adaptor.getLhs()),
+                                               shapeOf(adaptor.getRhs()),
+                                               "lhs and rhs", emitError))
+ATTN_INFER_RETURN_TYPES(ReduceSumOp,
+                        inferReduceSumShape(shapeOf(adaptor.getInput()),
+                                            adaptor.getDim(), emitError))
 ATTN_INFER_RETURN_TYPES(
     BilinearGatherOp,
     inferBilinearGatherShape(shapeOf(adaptor.getValue()),
@@ -224,6 +236,11 @@ LogicalResult DotProductAttentionOp::verify() {
 }
 
 LogicalResult ExternalAttentionOp::verify() {
+  return verifyNormEps(NormKind::sum, getEps().convertToDouble(),
+                       [&]() { return emitOpError(); });
+}
+
+LogicalResult DivOp::verify() {
   return verifyNormEps(NormKind::sum, getEps().convertToDouble(),
                        [&]() { return emitOpError(); });
 }

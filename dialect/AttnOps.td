@@ -254,20 +254,26 @@ def Attn_FeatureMapOp : Attn_UnaryOp<"feature_map"> {
 }
 
 def Attn_PrefixSumOp : Attn_UnaryOp<"prefix_sum"> {
-  let summary = "inclusive prefix sum along one dim";
+  let summary = "inclusive or exclusive prefix sum along one dim";
   let description = [{
-    out[.., i, ..] = sum over j <= i of in[.., j, ..] along `dim`; the scan
-    behind exact causal linear attention.
+    out[.., i, ..] = sum over j <= i of in[.., j, ..] along `dim`; with
+    `exclusive`, the sum over j < i (so out[.., 0, ..] = 0). The scan behind
+    exact causal linear attention: `--attn-reassociate` sums per-chunk states
+    with the exclusive form.
 
     ```mlir
     %c = attn.prefix_sum %kv dim 0 : tensor<128x32x64xf32>
+    %e = attn.prefix_sum %states dim 1 exclusive : tensor<4x8x32x64xf32>
     ```
   }];
   let arguments = (ins
     Attn_FloatTensor:$input,
-    ConfinedAttr<I64Attr, [IntNonNegative]>:$dim
+    ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
+    UnitAttr:$exclusive
   );
-  let assemblyFormat = "$input `dim` $dim attr-dict `:` type($input)";
+  let assemblyFormat = [{
+    $input `dim` $dim (`exclusive` $exclusive^)? attr-dict `:` type($input)
+  }];
   let hasVerifier = 1;
 }
 
@@ -301,6 +307,70 @@ def Attn_AddOp : Attn_InferredShapeOp<"add"> {
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+}
+
+def Attn_MulOp : Attn_InferredShapeOp<"mul"> {
+  let summary = "elementwise product with numpy broadcasting";
+  let description = [{
+    out = lhs * rhs elementwise; shapes broadcast as in `attn.add`
+    (right-aligned, a dim of 1 or a missing dim stretches).
+
+    ```mlir
+    %p = attn.mul %q, %ksum : tensor<128x32xf32>, tensor<1x32xf32> -> tensor<128x32xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$lhs, Attn_FloatTensor:$rhs);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+}
+
+def Attn_DivOp : Attn_InferredShapeOp<"div"> {
+  let summary = "elementwise lhs / (rhs + eps) with numpy broadcasting";
+  let description = [{
+    out = lhs / (rhs + eps) elementwise; shapes broadcast as in `attn.add`.
+    `eps` is finite and >= 0 (default 0, then printed not at all). The
+    denominator of linear attention: numerator (..., n, dv) divided by the
+    row sums (..., n, 1).
+
+    ```mlir
+    %o = attn.div %num, %den eps 5.000000e-01
+        : tensor<128x64xf32>, tensor<128x1xf32> -> tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$lhs,
+    Attn_FloatTensor:$rhs,
+    DefaultValuedAttr<F64Attr, "0.0">:$eps
+  );
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`eps` $eps^)? attr-dict
+    `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_ReduceSumOp : Attn_InferredShapeOp<"reduce_sum"> {
+  let summary = "sum along one dim, keeping the dim with size 1";
+  let description = [{
+    out[.., 0, ..] = sum over i of in[.., i, ..] along `dim`; the result has
+    the input's rank with dim `dim` of size 1 (so it broadcasts back against
+    the input). `dim` is a non-negative dim index.
+
+    ```mlir
+    %s = attn.reduce_sum %k dim 0 : tensor<128x32xf32> -> tensor<1x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$input,
+    ConfinedAttr<I64Attr, [IntNonNegative]>:$dim
+  );
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `dim` $dim attr-dict `:` type($input) `->` type($result)
   }];
 }
 

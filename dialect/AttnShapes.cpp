@@ -147,6 +147,19 @@ FailureOr<Shape> mlir::attn::inferMatmulShape(ArrayRef<int64_t> lhs,
   return result;
 }
 
+FailureOr<Shape> mlir::attn::inferReduceSumShape(ArrayRef<int64_t> input,
+                                                 int64_t dim,
+                                                 EmitShapeError emitError) {
+  if (dim < 0 || dim >= static_cast<int64_t>(input.size())) {
+    emitError() << "dim " << dim << " is out of range for a tensor of rank "
+                << input.size();
+    return failure();
+  }
+  Shape result(input.begin(), input.end());
+  result[dim] = 1;
+  return result;
+}
+
 FailureOr<Shape> mlir::attn::inferAttentionShape(
     ArrayRef<int64_t> query, ArrayRef<int64_t> key, ArrayRef<int64_t> value,
     std::optional<ArrayRef<int64_t>> mask, const AttentionOperandNames &names,

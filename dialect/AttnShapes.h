@@ -42,6 +42,11 @@ FailureOr<Shape> inferMatmulShape(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
                                   bool transposeLhs, bool transposeRhs,
                                   EmitShapeError emitError);
 
+/// attn.reduce_sum: the input shape with `dim` of size 1; `dim` must name a
+/// dim of the input.
+FailureOr<Shape> inferReduceSumShape(ArrayRef<int64_t> input, int64_t dim,
+                                     EmitShapeError emitError);
+
 /// Operand names used in the messages of inferAttentionShape.
 struct AttentionOperandNames {
   StringRef query = "query", key = "key", value = "value", mask = "mask";

@@ -198,8 +198,16 @@ CostStatus mlir::attn::estimateOpCost(Operation *op, OpCost &cost) {
              .Case([](FeatureMapOp op) {
                return elementwise(op, featureMapFlopsPerElement(op.getKind()));
              })
-             .Case<ScaleOp, AddOp, PrefixSumOp>(
+             .Case<ScaleOp, AddOp, MulOp, DivOp, PrefixSumOp>(
                  [](Operation *op) { return elementwise(op, 1); })
+             .Case([](ReduceSumOp op) {
+               // One add per input element; the result is a new tensor.
+               OpCost cost;
+               cost.elementwiseFlops = numElements(op.getInput());
+               cost.flops = cost.elementwiseFlops;
+               cost.floats = numElements(op.getResult());
+               return cost;
+             })
              .Case([](CausalMaskOp op) { return elementwise(op, 0); })
              .Default([](Operation *) { return OpCost(); });
   return CostStatus::Known;

@@ -499,7 +499,8 @@ Status featureMap(const Tensor &input, FeatureMap map, Tensor &out) {
   return Status::ok();
 }
 
-Status prefixSum(const Tensor &input, int64_t axis, Tensor &out) {
+Status prefixSum(const Tensor &input, int64_t axis, Tensor &out,
+                 bool exclusive) {
   const char *op = "prefixSum";
   if (Status s = checkTensor(op, "input", input); !s)
     return s;
@@ -516,16 +517,24 @@ Status prefixSum(const Tensor &input, int64_t axis, Tensor &out) {
         double acc = 0.0;
         for (int64_t p = 0; p < len; ++p) {
           int64_t index = (o * len + p) * inner + i;
-          acc += input.data[index];
-          result.data[index] = acc;
+          if (exclusive) {
+            result.data[index] = acc;
+            acc += input.data[index];
+          } else {
+            acc += input.data[index];
+            result.data[index] = acc;
+          }
         }
       }
   out = std::move(result);
   return Status::ok();
 }
 
-Status add(const Tensor &lhs, const Tensor &rhs, Tensor &out) {
-  const char *op = "add";
+namespace {
+/// Applies `combine` to every pair of broadcast elements of lhs and rhs.
+template <typename Combine>
+Status broadcastBinary(const char *op, const Tensor &lhs, const Tensor &rhs,
+                       Tensor &out, Combine combine) {
   if (Status s = checkTensor(op, "lhs", lhs); !s)
     return s;
   if (Status s = checkTensor(op, "rhs", rhs); !s)
@@ -539,8 +548,51 @@ Status add(const Tensor &lhs, const Tensor &rhs, Tensor &out) {
     return s;
   for (size_t i = 0; i < result.data.size(); ++i) {
     int64_t flat = static_cast<int64_t>(i);
-    result.data[i] = lhs.data[bc.index(0, flat)] + rhs.data[bc.index(1, flat)];
+    result.data[i] =
+        combine(lhs.data[bc.index(0, flat)], rhs.data[bc.index(1, flat)]);
   }
+  out = std::move(result);
+  return Status::ok();
+}
+} // namespace
+
+Status add(const Tensor &lhs, const Tensor &rhs, Tensor &out) {
+  return broadcastBinary("add", lhs, rhs, out,
+                         [](double l, double r) { return l + r; });
+}
+
+Status mul(const Tensor &lhs, const Tensor &rhs, Tensor &out) {
+  return broadcastBinary("mul", lhs, rhs, out,
+                         [](double l, double r) { return l * r; });
+}
+
+Status div(const Tensor &lhs, const Tensor &rhs, double eps, Tensor &out) {
+  if (Status s = checkEps("div", eps); !s)
+    return s;
+  return broadcastBinary("div", lhs, rhs, out,
+                         [eps](double l, double r) { return l / (r + eps); });
+}
+
+Status reduceSum(const Tensor &input, int64_t axis, Tensor &out) {
+  const char *op = "reduceSum";
+  if (Status s = checkTensor(op, "input", input); !s)
+    return s;
+  if (Status s = checkAxis(op, input, axis); !s)
+    return s;
+  std::vector<int64_t> shape = input.shape;
+  shape[axis] = 1;
+  Tensor result;
+  if (Status s = allocate(op, shape, result); !s)
+    return s;
+  int64_t outer, len, inner;
+  splitAxis(input.shape, axis, outer, len, inner);
+  for (int64_t o = 0; o < outer && !result.data.empty(); ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double acc = 0.0;
+      for (int64_t p = 0; p < len; ++p)
+        acc += input.data[(o * len + p) * inner + i];
+      result.data[o * inner + i] = acc;
+    }
   out = std::move(result);
   return Status::ok();
 }

@@ -77,12 +77,23 @@ Status scale(const Tensor &input, double factor, Tensor &out);
 /// out = map(input) elementwise.
 Status featureMap(const Tensor &input, FeatureMap map, Tensor &out);
 
-/// Inclusive prefix sum along `axis`: out[.., i, ..] = sum_{j <= i} in[.., j,
-/// ..].
-Status prefixSum(const Tensor &input, int64_t axis, Tensor &out);
+/// Prefix sum along `axis`: out[.., i, ..] = sum_{j <= i} in[.., j, ..]
+/// (inclusive), or sum_{j < i} (exclusive: the first entry is 0).
+Status prefixSum(const Tensor &input, int64_t axis, Tensor &out,
+                 bool exclusive = false);
 
 /// out = lhs + rhs with numpy broadcasting over all dims (right-aligned).
 Status add(const Tensor &lhs, const Tensor &rhs, Tensor &out);
+
+/// out = lhs * rhs elementwise, numpy broadcasting as in add.
+Status mul(const Tensor &lhs, const Tensor &rhs, Tensor &out);
+
+/// out = lhs / (rhs + eps) elementwise, numpy broadcasting as in add;
+/// eps finite and >= 0.
+Status div(const Tensor &lhs, const Tensor &rhs, double eps, Tensor &out);
+
+/// Sum along `axis`, which stays in the result with size 1.
+Status reduceSum(const Tensor &input, int64_t axis, Tensor &out);
 
 /// Rank >= 2. In the last two dims (i, j), entries with j > i (key after
 /// query) are replaced by `fill` (use -inf before a softmax, 0 otherwise).

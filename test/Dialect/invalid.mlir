@@ -749,3 +749,57 @@ func.func @scale_factor_infinite(%x: tensor<4x4xf32>) {
   %0 = attn.scale %x by 0x7FF0000000000000 : tensor<4x4xf32>
   return
 }
+
+// -----
+
+func.func @mul_broadcast(%a: tensor<4x8xf32>, %b: tensor<3x8xf32>) {
+  // expected-error @+2 {{'attn.mul' op failed to infer returned types}}
+  // expected-error @+1 {{shapes of lhs and rhs (4x8 and 3x8) do not broadcast}}
+  %0 = attn.mul %a, %b : tensor<4x8xf32>, tensor<3x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @div_broadcast(%a: tensor<4x8xf32>, %b: tensor<4x2xf32>) {
+  // expected-error @+2 {{'attn.div' op failed to infer returned types}}
+  // expected-error @+1 {{shapes of lhs and rhs (4x8 and 4x2) do not broadcast}}
+  %0 = attn.div %a, %b : tensor<4x8xf32>, tensor<4x2xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// attn.div's eps follows the rule of every eps: finite and >= 0.
+func.func @div_negative_eps(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{'attn.div' op eps must be finite and >= 0, got -1}}
+  %0 = attn.div %a, %a eps -1.0 : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_sum_dim_out_of_range(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{'attn.reduce_sum' op failed to infer returned types}}
+  // expected-error @+1 {{dim 2 is out of range for a tensor of rank 2}}
+  %0 = attn.reduce_sum %x dim 2 : tensor<4x8xf32> -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+// The reduced dim has size 1 in the result.
+func.func @reduce_sum_result_shape(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{'attn.reduce_sum' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.reduce_sum' op inferred type(s) 'tensor<4x1xf32>' are incompatible with return type(s) of operation 'tensor<4x8xf32>'}}
+  %0 = attn.reduce_sum %x dim 1 : tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_sum_negative_dim(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{attribute 'dim' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %0 = attn.reduce_sum %x dim -1 : tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}

@@ -393,3 +393,28 @@ func.func @bilinear_gather(%v: tensor<1x1280x8x32xf32>, %l: tensor<1x100x8x2x4x2
   %2 = attn.bilinear_gather %v, %ld levels [32x32, 16x16] : tensor<1x1280x8x32xf32>, tensor<1x?x8x2x4x2xf32> -> tensor<1x?x8x2x4x32xf32>
   return
 }
+
+// -----
+
+// attn.mul and attn.div broadcast like attn.add; div prints eps only when it
+// is not 0; reduce_sum keeps the reduced dim with size 1; prefix_sum takes
+// `exclusive`.
+// CHECK-LABEL: func.func @mul_div_reduce_sum_exclusive
+// CHECK-SAME: (%[[A:[a-z0-9_]+]]: tensor<2x128x64xf32>, %[[R:[a-z0-9_]+]]: tensor<2x128x1xf32>, %[[D:[a-z0-9_]+]]: tensor<?x64xf64>)
+// CHECK: attn.mul %[[A]], %[[R]] : tensor<2x128x64xf32>, tensor<2x128x1xf32> -> tensor<2x128x64xf32>
+// CHECK: attn.mul %[[D]], %[[D]] : tensor<?x64xf64>, tensor<?x64xf64> -> tensor<?x64xf64>
+// CHECK: attn.div %[[A]], %[[R]] : tensor<2x128x64xf32>, tensor<2x128x1xf32> -> tensor<2x128x64xf32>
+// CHECK: attn.div %[[A]], %[[R]] eps 5.000000e-01 : tensor<2x128x64xf32>, tensor<2x128x1xf32> -> tensor<2x128x64xf32>
+// CHECK: attn.reduce_sum %[[A]] dim 1 : tensor<2x128x64xf32> -> tensor<2x1x64xf32>
+// CHECK: attn.reduce_sum %[[D]] dim 0 : tensor<?x64xf64> -> tensor<1x64xf64>
+// CHECK: attn.prefix_sum %[[A]] dim 1 exclusive : tensor<2x128x64xf32>
+func.func @mul_div_reduce_sum_exclusive(%a: tensor<2x128x64xf32>, %r: tensor<2x128x1xf32>, %d: tensor<?x64xf64>) {
+  %0 = attn.mul %a, %r : tensor<2x128x64xf32>, tensor<2x128x1xf32> -> tensor<2x128x64xf32>
+  %1 = attn.mul %d, %d : tensor<?x64xf64>, tensor<?x64xf64> -> tensor<?x64xf64>
+  %2 = attn.div %a, %r : tensor<2x128x64xf32>, tensor<2x128x1xf32> -> tensor<2x128x64xf32>
+  %3 = attn.div %a, %r eps 0.5 : tensor<2x128x64xf32>, tensor<2x128x1xf32> -> tensor<2x128x64xf32>
+  %4 = attn.reduce_sum %a dim 1 : tensor<2x128x64xf32> -> tensor<2x1x64xf32>
+  %5 = attn.reduce_sum %d dim 0 : tensor<?x64xf64> -> tensor<1x64xf64>
+  %6 = attn.prefix_sum %a dim 1 exclusive : tensor<2x128x64xf32>
+  return
+}

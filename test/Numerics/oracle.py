@@ -73,8 +73,10 @@ def normalize(x, kind, dim, eps=0.0):
     raise ValueError("unknown norm kind %r" % kind)
 
 
-def prefix_sum(x, dim):
-    return np.cumsum(np.asarray(x, np.float64), axis=dim)
+def prefix_sum(x, dim, exclusive=False):
+    x = np.asarray(x, np.float64)
+    inclusive = np.cumsum(x, axis=dim)
+    return inclusive - x if exclusive else inclusive
 
 
 def causal_mask(x, fill=-np.inf):
@@ -315,6 +317,11 @@ CASES = {
     "feature_map_elu": lambda a: feature_map(a["x"], "elu_plus_one"),
     "feature_map_relu": lambda a: feature_map(a["x"], "relu"),
     "add_bcast": lambda a: np.asarray(a["a"], np.float64) + a["b"],
+    "prefix_sum_exclusive": lambda a: prefix_sum(a["x"], 1, exclusive=True),
+    "mul_bcast": lambda a: np.asarray(a["a"], np.float64) * a["b"],
+    "div_bcast_eps": lambda a: np.asarray(a["a"], np.float64) / (a["b"] + 0.25),
+    "reduce_sum_mid": lambda a: np.asarray(a["x"], np.float64).sum(
+        axis=1, keepdims=True),
     "gather": lambda a: bilinear_gather(a["value"], a["loc"], LEVELS),
     "gather_ac": lambda a: bilinear_gather(a["value"], a["loc"], LEVELS,
                                            True),

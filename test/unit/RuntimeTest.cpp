@@ -290,6 +290,52 @@ TEST(ElementwiseTest, ScaleFeatureMapPrefixSumAddCausalMask) {
   expectValues(y, {2}, {3, 6});
 }
 
+TEST(ElementwiseTest, ExclusivePrefixSum) {
+  Tensor out;
+  Tensor x = T({2, 3}, {1, 2, 3, 4, 5, 6});
+  ASSERT_OK(prefixSum(x, 1, out, /*exclusive=*/true));
+  expectValues(out, {2, 3}, {0, 1, 3, 0, 4, 9});
+  ASSERT_OK(prefixSum(x, 0, out, /*exclusive=*/true));
+  expectValues(out, {2, 3}, {0, 0, 0, 1, 2, 3});
+  EXPECT_ERROR(prefixSum(x, 2, out, true), "prefixSum", "axis 2", "2x3");
+}
+
+TEST(ElementwiseTest, MulAndDivBroadcast) {
+  Tensor out;
+  // (2, 1) * (3) -> (2, 3).
+  ASSERT_OK(mul(T({2, 1}, {10, -2}), T({3}, {1, 2, 3}), out));
+  expectValues(out, {2, 3}, {10, 20, 30, -2, -4, -6});
+  ASSERT_OK(mul(T({}, {0.5}), T({2}, {4, 8}), out));
+  expectValues(out, {2}, {2, 4});
+  EXPECT_ERROR(mul(Tensor({2, 3}), Tensor({2}), out), "mul", "broadcast",
+               "2x3", "lhs", "rhs");
+
+  // a / (b + eps), b broadcast along the last dim.
+  ASSERT_OK(div(T({2, 2}, {1, 2, 3, 4}), T({2, 1}, {1, 3}), 1.0, out));
+  expectValues(out, {2, 2}, {0.5, 1, 0.75, 1});
+  ASSERT_OK(div(T({2}, {1, -6}), T({2}, {4, 3}), 0.0, out));
+  expectValues(out, {2}, {0.25, -2});
+  EXPECT_ERROR(div(Tensor({2}), Tensor({2}), -1.0, out), "div", "eps", "-1");
+  EXPECT_ERROR(div(Tensor({2}), Tensor({2}), kNaN, out), "div", "eps");
+  EXPECT_ERROR(div(Tensor({2, 3}), Tensor({2}), 0.0, out), "div", "broadcast");
+}
+
+TEST(ElementwiseTest, ReduceSumKeepsTheDim) {
+  Tensor out;
+  Tensor x = T({2, 3}, {1, 2, 3, 4, 5, 6});
+  ASSERT_OK(reduceSum(x, 1, out));
+  expectValues(out, {2, 1}, {6, 15});
+  ASSERT_OK(reduceSum(x, 0, out));
+  expectValues(out, {1, 3}, {5, 7, 9});
+  // The middle dim of a rank-3 tensor.
+  ASSERT_OK(reduceSum(T({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}), 1, out));
+  expectValues(out, {2, 1, 2}, {4, 6, 12, 14});
+  // A zero-length axis sums to 0.
+  ASSERT_OK(reduceSum(Tensor({2, 0}), 1, out));
+  expectValues(out, {2, 1}, {0, 0});
+  EXPECT_ERROR(reduceSum(x, 2, out), "reduceSum", "axis 2", "2x3");
+}
+
 //===----------------------------------------------------------------------===//
 // Dot-product attention, hand computed
 //===----------------------------------------------------------------------===//

@@ -6,6 +6,7 @@
 #include "runtime/Reference.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -81,7 +82,12 @@ public:
 
 private:
   const rt::Tensor &get(Value value) { return values.find(value)->second; }
+  /// Runs the ops of `block` up to its terminator, which it returns.
+  FailureOr<Operation *> runBlock(Block &block);
   LogicalResult step(Operation *op);
+  LogicalResult tensorStep(Operation *op);
+  LogicalResult scalarStep(Operation *op);
+  LogicalResult ifOp(scf::IfOp op);
   LogicalResult reshape(Operation *op);
   LogicalResult constant(arith::ConstantOp op);
 
@@ -97,6 +103,9 @@ private:
   }
 
   llvm::DenseMap<Value, rt::Tensor> values;
+  /// index and integer values (tensor.dim sizes and the arith on them that
+  /// picks a branch of an scf.if); i1 is 0 or 1.
+  llvm::DenseMap<Value, int64_t> scalars;
 };
 } // namespace
 
@@ -122,26 +131,124 @@ LogicalResult Interpreter::run(func::FuncOp func, ArrayRef<rt::Tensor> inputs,
   }
   if (!func.getBody().hasOneBlock())
     return func.emitError("only single-block functions can be evaluated");
-  for (Operation &op : func.getBody().front()) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      for (Value operand : ret.getOperands())
-        results.push_back(get(operand));
-      return success();
-    }
+  FailureOr<Operation *> terminator = runBlock(func.getBody().front());
+  if (failed(terminator))
+    return failure();
+  auto ret = dyn_cast<func::ReturnOp>(*terminator);
+  if (!ret)
+    return func.emitError("function has no func.return");
+  for (Value operand : ret.getOperands())
+    results.push_back(get(operand));
+  return success();
+}
+
+FailureOr<Operation *> Interpreter::runBlock(Block &block) {
+  for (Operation &op : block) {
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      return &op;
     if (failed(step(&op)))
       return failure();
     // Results must match the types the IR promises.
     for (Value result : op.getResults()) {
-      auto type = cast<RankedTensorType>(result.getType());
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (!type)
+        continue;
       std::string mismatch = describeShapeMismatch(get(result), type);
       if (!mismatch.empty())
         return op.emitError("result ") << mismatch;
     }
   }
-  return func.emitError("function has no func.return");
+  return failure(); // Blocks of verified IR end in a terminator.
 }
 
 LogicalResult Interpreter::step(Operation *op) {
+  if (auto ifOperation = dyn_cast<scf::IfOp>(op))
+    return ifOp(ifOperation);
+  if (isa<tensor::DimOp, arith::AddIOp, arith::SubIOp, arith::MulIOp,
+          arith::CmpIOp, arith::SelectOp>(op))
+    return scalarStep(op);
+  if (auto constantOp = dyn_cast<arith::ConstantOp>(op);
+      constantOp && isa<IndexType, IntegerType>(constantOp.getType())) {
+    scalars[constantOp] =
+        cast<IntegerAttr>(constantOp.getValue()).getValue().getSExtValue();
+    return success();
+  }
+  return tensorStep(op);
+}
+
+/// Runs the branch the condition picks and binds the yielded values.
+LogicalResult Interpreter::ifOp(scf::IfOp op) {
+  Region &region =
+      scalars.lookup(op.getCondition()) ? op.getThenRegion() : op.getElseRegion();
+  if (region.empty())
+    return op.emitError("the reference evaluator needs an else branch");
+  FailureOr<Operation *> terminator = runBlock(region.front());
+  if (failed(terminator))
+    return failure();
+  for (auto [result, yielded] :
+       llvm::zip_equal(op.getResults(), (*terminator)->getOperands())) {
+    if (isa<RankedTensorType>(result.getType()))
+      values[result] = get(yielded);
+    else
+      scalars[result] = scalars.lookup(yielded);
+  }
+  return success();
+}
+
+/// Sizes and the integer arithmetic on them (wrapping, as arith specifies).
+LogicalResult Interpreter::scalarStep(Operation *op) {
+  auto at = [&](unsigned index) {
+    return static_cast<uint64_t>(scalars.lookup(op->getOperand(index)));
+  };
+  std::optional<int64_t> value =
+      llvm::TypeSwitch<Operation *, std::optional<int64_t>>(op)
+          .Case([&](tensor::DimOp dim) -> std::optional<int64_t> {
+            std::optional<int64_t> index = dim.getConstantIndex();
+            const rt::Tensor &source = get(dim.getSource());
+            if (!index || *index < 0 || *index >= source.rank())
+              return std::nullopt;
+            return source.shape[*index];
+          })
+          .Case([&](arith::AddIOp) { return int64_t(at(0) + at(1)); })
+          .Case([&](arith::SubIOp) { return int64_t(at(0) - at(1)); })
+          .Case([&](arith::MulIOp) { return int64_t(at(0) * at(1)); })
+          .Case([&](arith::SelectOp) { return int64_t(at(0) ? at(1) : at(2)); })
+          .Case([&](arith::CmpIOp cmp) -> std::optional<int64_t> {
+            int64_t lhs = at(0), rhs = at(1);
+            uint64_t ulhs = at(0), urhs = at(1);
+            switch (cmp.getPredicate()) {
+            case arith::CmpIPredicate::eq:
+              return lhs == rhs;
+            case arith::CmpIPredicate::ne:
+              return lhs != rhs;
+            case arith::CmpIPredicate::slt:
+              return lhs < rhs;
+            case arith::CmpIPredicate::sle:
+              return lhs <= rhs;
+            case arith::CmpIPredicate::sgt:
+              return lhs > rhs;
+            case arith::CmpIPredicate::sge:
+              return lhs >= rhs;
+            case arith::CmpIPredicate::ult:
+              return ulhs < urhs;
+            case arith::CmpIPredicate::ule:
+              return ulhs <= urhs;
+            case arith::CmpIPredicate::ugt:
+              return ulhs > urhs;
+            case arith::CmpIPredicate::uge:
+              return ulhs >= urhs;
+            }
+            return std::nullopt;
+          })
+          .Default([](Operation *) { return std::nullopt; });
+  if (!value)
+    return op->emitError("the reference evaluator cannot run this '")
+           << op->getName() << "' op (a dim index must be a constant in range)";
+  scalars[op->getResult(0)] = *value;
+  return success();
+}
+
+LogicalResult Interpreter::tensorStep(Operation *op) {
   auto notTensors = [](Type type) { return !isa<RankedTensorType>(type); };
   if (llvm::any_of(op->getOperandTypes(), notTensors) ||
       llvm::any_of(op->getResultTypes(), notTensors) ||
@@ -216,8 +323,31 @@ LogicalResult Interpreter::step(Operation *op) {
       })
       .Case([&](PrefixSumOp op) {
         return call(op, result, [&](rt::Tensor &out) {
-          return rt::prefixSum(get(op.getInput()), op.getDim(), out);
+          return rt::prefixSum(get(op.getInput()), op.getDim(), out,
+                               op.getExclusive());
         });
+      })
+      .Case([&](MulOp op) {
+        return call(op, result, [&](rt::Tensor &out) {
+          return rt::mul(get(op.getLhs()), get(op.getRhs()), out);
+        });
+      })
+      .Case([&](DivOp op) {
+        return call(op, result, [&](rt::Tensor &out) {
+          return rt::div(get(op.getLhs()), get(op.getRhs()),
+                         op.getEps().convertToDouble(), out);
+        });
+      })
+      .Case([&](ReduceSumOp op) {
+        return call(op, result, [&](rt::Tensor &out) {
+          return rt::reduceSum(get(op.getInput()), op.getDim(), out);
+        });
+      })
+      .Case([&](tensor::CastOp op) {
+        // The data is unchanged; the result-type check after each op catches
+        // a cast to a static size the data does not have.
+        values[result] = get(op.getSource());
+        return success();
       })
       .Case([&](CausalMaskOp op) {
         return call(op, result, [&](rt::Tensor &out) {

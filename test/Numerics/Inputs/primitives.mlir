@@ -85,6 +85,26 @@ func.func @add_bcast(%a: tensor<2x1x4xf32>, %b: tensor<3x1xf32>) -> tensor<2x3x4
   return %o : tensor<2x3x4xf32>
 }
 
+func.func @prefix_sum_exclusive(%x: tensor<2x5x3xf32>) -> tensor<2x5x3xf32> {
+  %o = attn.prefix_sum %x dim 1 exclusive : tensor<2x5x3xf32>
+  return %o : tensor<2x5x3xf32>
+}
+
+func.func @mul_bcast(%a: tensor<2x1x4xf32>, %b: tensor<3x1xf32>) -> tensor<2x3x4xf32> {
+  %o = attn.mul %a, %b : tensor<2x1x4xf32>, tensor<3x1xf32> -> tensor<2x3x4xf32>
+  return %o : tensor<2x3x4xf32>
+}
+
+func.func @div_bcast_eps(%a: tensor<2x1x4xf32>, %b: tensor<3x1xf32>) -> tensor<2x3x4xf32> {
+  %o = attn.div %a, %b eps 0.25 : tensor<2x1x4xf32>, tensor<3x1xf32> -> tensor<2x3x4xf32>
+  return %o : tensor<2x3x4xf32>
+}
+
+func.func @reduce_sum_mid(%x: tensor<2x5x3xf32>) -> tensor<2x1x3xf32> {
+  %o = attn.reduce_sum %x dim 1 : tensor<2x5x3xf32> -> tensor<2x1x3xf32>
+  return %o : tensor<2x1x3xf32>
+}
+
 func.func @gather(%value: tensor<2x46x2x3xf32>, %loc: tensor<2x3x2x3x2x2xf32>) -> tensor<2x3x2x3x2x3xf32> {
   %o = attn.bilinear_gather %value, %loc levels [6x5, 3x4, 2x2]
       : tensor<2x46x2x3xf32>, tensor<2x3x2x3x2x2xf32> -> tensor<2x3x2x3x2x3xf32>
