@@ -103,7 +103,9 @@ static OpCost dotProductCost(DotProductAttentionOp op) {
            dv = v.back();
   uint64_t scores = saturatingMul(batch, saturatingMul(n, m));
   // Q K^T and P V.
-  uint64_t macs = saturatingMul(scores, dk + dv);
+  uint64_t macs =
+      quadraticAttentionMacs<SaturatingCount>({batch}, {n}, {m}, {dk}, {dv})
+          .value;
   uint64_t perScore = 0;
   for (Attribute step : op.getNorm())
     perScore += normFlopsPerElement(cast<NormStepAttr>(step).getKind());

@@ -39,6 +39,44 @@ CostStatus estimateOpCost(Operation *op, OpCost &cost);
 uint64_t saturatingMul(uint64_t lhs, uint64_t rhs);
 uint64_t saturatingAdd(uint64_t lhs, uint64_t rhs);
 
+/// A static count with saturating + and *, so the formulas below can be
+/// evaluated on static sizes.
+struct SaturatingCount {
+  uint64_t value = 0;
+  friend SaturatingCount operator+(SaturatingCount l, SaturatingCount r) {
+    return {saturatingAdd(l.value, r.value)};
+  }
+  friend SaturatingCount operator*(SaturatingCount l, SaturatingCount r) {
+    return {saturatingMul(l.value, r.value)};
+  }
+};
+
+/// The two associations of dot-product attention, as MAC formulas over the
+/// sizes: `Int` is SaturatingCount for static sizes; --attn-reassociate also
+/// instantiates them with a type that emits arith ops, so its run-time choice
+/// for dynamic sizes evaluates these same formulas (one cost model).
+///
+/// Quadratic form (Q K^T) V: batch * n * m * (dk + dv). `batch` is the
+/// broadcast of all leading dims. The cost of attn.dot_product uses this.
+template <typename Int>
+Int quadraticAttentionMacs(Int batch, Int n, Int m, Int dk, Int dv) {
+  return batch * n * m * (dk + dv);
+}
+
+/// Linear form Q (K^T V): contextBatch * m * dk * dv for the dk x dv context
+/// (contextBatch broadcasts the leading dims of K and V) plus
+/// batch * n * dk * dv for Q times it; with a `sum` step, batch * n * dk more
+/// for the row sums Q (K^T 1). This is the sum of the attn.matmul MACs the
+/// non-causal rewrite emits (test/unit/ReassociateTest.cpp checks that).
+template <typename Int>
+Int linearAttentionMacs(Int contextBatch, Int batch, Int n, Int m, Int dk,
+                        Int dv, bool rowSums) {
+  Int macs = contextBatch * m * dk * dv + batch * n * dk * dv;
+  if (rowSums)
+    macs = macs + batch * n * dk;
+  return macs;
+}
+
 } // namespace mlir::attn
 
 #endif // ATTN_PASSES_COSTMODEL_H

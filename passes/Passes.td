@@ -25,4 +25,56 @@ def AttnCostPass : Pass<"attn-cost", "mlir::ModuleOp"> {
   }];
 }
 
+def AttnReassociatePass : Pass<"attn-reassociate", "mlir::ModuleOp"> {
+  let summary = "Compute K^T V first where that is exact and cheaper";
+  let description = [{
+    Rewrites `attn.dot_product` ops from (phi(Q) phi(K)^T) V, with its n x m
+    score matrix, to primitive ops that compute phi(K)^T V (dk x dv) first:
+
+    - no normalization, `count` steps and the scale: a constant factor,
+      phi(Q) (phi(K)^T V) * c;
+    - one `sum over keys` step (linear attention): numerator and
+      denominator both factored, phi(Q)(phi(K)^T V) / (phi(Q)(phi(K)^T 1) + eps);
+    - `causal`: the exact chunked prefix-sum form (chunks of `chunk-size`
+      positions: causal attention inside a chunk, an exclusive prefix sum of
+      per-chunk states phi(K_c)^T V_c across chunks), when n = m is static and
+      a multiple of the chunk size;
+    - leading (batch, head) dims and cross attention (n != m) as they come.
+
+    These rewrites are exact up to float reassociation. `softmax over keys`
+    does not factor; it is left alone unless the user opts in
+    (`allow-softmax-approximation`, or the unit attribute
+    `attn.allow_approximation` on the op). Then it becomes Shen et al.'s
+    softmax efficient attention sigma_row(scale phi(Q)) (sigma_col(phi(K))^T V),
+    a different function: the result op carries
+    `attn.approximation = "softmax efficient attention (Shen et al.)"` and a
+    remark says so. Additive masks, softmax or sum over queries, double
+    normalization and counts over dynamic axes block the rewrite.
+
+    The rewrite is cost-driven (passes/CostModel.h): with static sizes it
+    happens only when the linear form needs fewer MACs; with dynamic sizes
+    both forms are emitted under an `scf.if` on the same MAC formulas
+    evaluated on `tensor.dim` values. `force` rewrites whenever it is
+    possible (tests). `explain` emits one remark per op saying what was done
+    or why not. See docs/reassociation.md.
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark per attn.dot_product: rewritten or why not">,
+    Option<"force", "force", "bool", /*default=*/"false",
+           "Rewrite whenever possible, whatever the cost (for tests)">,
+    Option<"allowSoftmaxApproximation", "allow-softmax-approximation", "bool",
+           /*default=*/"false",
+           "Replace softmax-over-keys attention by the softmax efficient "
+           "attention approximation (a different function)">,
+    Option<"chunkSize", "chunk-size", "int64_t", /*default=*/"64",
+           "Positions per chunk of the causal prefix-sum form (> 0)">
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // ATTN_PASSES_TD

@@ -1,7 +1,7 @@
 //===- attn-opt.cpp - Inspect and rewrite attention specs -----------------===//
 //
 // mlir-opt for the attn dialect: parses and verifies specs, runs attn passes
-// (--attn-cost, ...) and the core transforms (canonicalize, cse). Registers
+// (--attn-cost, --attn-reassociate, ...) and the core transforms (canonicalize, cse). Registers
 // only what specs use, not every upstream dialect.
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -19,7 +20,8 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<mlir::attn::AttnDialect, mlir::arith::ArithDialect,
-                  mlir::func::FuncDialect, mlir::tensor::TensorDialect>();
+                  mlir::func::FuncDialect, mlir::scf::SCFDialect,
+                  mlir::tensor::TensorDialect>();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::attn::registerAttnPasses();

@@ -2,15 +2,24 @@
 //
 //   attn-run SPEC [--func NAME] --input q=q.npy --input k.npy ... \
 //            [--random SEED] [--save-inputs DIR] [--output out.npy]
+//   attn-run SPEC --verify-rewrites PIPELINE [--random SEED]
+//            [--dynamic-size N]
 //
 // Evaluates one func.func of a spec with the reference runtime. Inputs are
 // matched to arguments by name (`q=file.npy`, the SSA name written in the
 // spec) or by position (bare `file.npy`, in argument order). Errors about
 // the spec carry file:line:col; errors about files name the file.
 //
+// --verify-rewrites runs PIPELINE (e.g. "attn-reassociate") on a copy of the
+// spec and evaluates every function before and after on the same random
+// inputs, printing the largest absolute and relative difference. It fails
+// when a rewrite that claims to be exact (no op carries attn.approximation)
+// differs by more than 1e-5 relative.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dialect/AttnDialect.h"
+#include "passes/Passes.h"
 #include "runtime/Npy.h"
 #include "runtime/Tensor.h"
 #include "tools/common/ReferenceEvaluator.h"
@@ -23,8 +32,12 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -73,6 +86,21 @@ static cl::list<std::string>
                 cl::value_desc("file.npy"), cl::cat(runCategory));
 static cl::opt<bool> quiet("quiet", cl::desc("Do not print the result summary"),
                            cl::cat(runCategory));
+static cl::opt<std::string> verifyRewrites(
+    "verify-rewrites",
+    cl::desc("Run this pass pipeline (e.g. \"attn-reassociate\") on a copy "
+             "of the spec; evaluate every function before and after on the "
+             "same random inputs and report the largest difference; fail if "
+             "an exact rewrite differs by more than 1e-5 relative"),
+    cl::value_desc("pipeline"), cl::cat(runCategory));
+static cl::opt<int64_t> dynamicSize(
+    "dynamic-size",
+    cl::desc("With random inputs, give every dynamic (?) argument dim this "
+             "size"),
+    cl::value_desc("N"), cl::init(-1), cl::cat(runCategory));
+
+/// An exact rewrite may differ from the original by float reassociation only.
+constexpr double kExactRelativeTolerance = 1e-5;
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-run") << message << "\n";
@@ -138,8 +166,143 @@ static void printSummary(StringRef label, const rt::Tensor &tensor) {
                << "\n";
 }
 
-static std::vector<int64_t> staticShape(RankedTensorType type) {
-  return std::vector<int64_t>(type.getShape().begin(), type.getShape().end());
+/// A uniform [0, 1) input for an argument of `type` (dynamic dims take
+/// --dynamic-size), rounded to f32 so f32 kernels and the reference see the
+/// same numbers. Returns an error message, or "" on success.
+static std::string makeRandomInput(RankedTensorType type, uint64_t seed,
+                                   const std::string &name,
+                                   rt::Tensor &input) {
+  std::vector<int64_t> shape;
+  for (int64_t dim : type.getShape()) {
+    if (ShapedType::isDynamic(dim)) {
+      if (dynamicSize < 0)
+        return "input '" + name +
+               "' has dynamic shape; random inputs need static sizes: pass it "
+               "with --input or give --dynamic-size N";
+      dim = dynamicSize;
+    }
+    shape.push_back(dim);
+  }
+  input = rt::Tensor(std::move(shape));
+  if (input.numElements() != rt::checkedNumElements(input.shape))
+    return "input '" + name + "' (" + input.shapeString() +
+           ") is too large to allocate";
+  rt::fillUniform(input, seed);
+  for (double &value : input.data)
+    value = static_cast<float>(value);
+  return "";
+}
+
+/// Largest |a - b| and, relative to the original's scale, the largest
+/// |a - b| / max |b| (b: original results); positions where both are NaN
+/// agree, a NaN on one side only is an infinite error.
+struct Difference {
+  double absolute = 0.0;
+  double relative = 0.0;
+};
+
+static Difference compareResults(ArrayRef<rt::Tensor> original,
+                                 ArrayRef<rt::Tensor> rewritten) {
+  Difference worst;
+  for (auto [before, after] : llvm::zip_equal(original, rewritten)) {
+    double maxError = 0.0, maxMagnitude = 0.0;
+    for (auto [b, a] : llvm::zip_equal(before.data, after.data)) {
+      if (std::isnan(a) && std::isnan(b))
+        continue;
+      double error = std::fabs(a - b);
+      maxError = std::isnan(error) ? INFINITY : std::max(maxError, error);
+      if (std::isfinite(b))
+        maxMagnitude = std::max(maxMagnitude, std::fabs(b));
+    }
+    double relative = maxError == 0.0 ? 0.0
+                      : maxMagnitude > 0.0 ? maxError / maxMagnitude
+                                           : INFINITY;
+    worst.absolute = std::max(worst.absolute, maxError);
+    worst.relative = std::max(worst.relative, relative);
+  }
+  return worst;
+}
+
+static std::string printed(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->print(os, OpPrintingFlags().printGenericOpForm());
+  return text;
+}
+
+/// --verify-rewrites: every function of `module` before and after `pipeline`.
+static int verifyRewritesOf(MLIRContext &context, ModuleOp module,
+                            const LoadedSpec &spec) {
+  OwningOpRef<ModuleOp> rewritten = module.clone();
+  PassManager passes(&context);
+  std::string parseErrors;
+  llvm::raw_string_ostream errorStream(parseErrors);
+  if (failed(parsePassPipeline(verifyRewrites, passes, errorStream)))
+    return fail("--verify-rewrites: cannot parse pipeline '" + verifyRewrites +
+                "': " + parseErrors);
+  if (failed(passes.run(*rewritten)))
+    return fail("--verify-rewrites: pipeline '" + verifyRewrites + "' failed");
+
+  uint64_t seed = randomSeed.getNumOccurrences() ? randomSeed.getValue() : 1;
+  bool exactFailed = false;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    auto after = rewritten->lookupSymbol<func::FuncOp>(func.getSymName());
+    if (!after)
+      return fail("--verify-rewrites: the pipeline removed @" +
+                  func.getSymName());
+    std::vector<rt::Tensor> inputs(func.getNumArguments());
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      std::string name = argumentName(spec.parserState, func, i);
+      auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
+      if (!type)
+        return fail("argument '" + name + "' of @" + func.getSymName() +
+                    " is not a ranked tensor");
+      std::string error = makeRandomInput(type, seed + i, name, inputs[i]);
+      if (!error.empty())
+        return fail("@" + func.getSymName() + ": " + error);
+    }
+    SmallVector<rt::Tensor> before, afterResults;
+    if (failed(mlir::attn::evaluateWithReference(func, inputs, before)) ||
+        failed(mlir::attn::evaluateWithReference(after, inputs, afterResults)))
+      return 1;
+    if (before.size() != afterResults.size())
+      return fail("--verify-rewrites: @" + func.getSymName() +
+                  " returns a different number of results after the pipeline");
+    for (auto [b, a] : llvm::zip_equal(before, afterResults))
+      if (b.shape != a.shape)
+        return fail("--verify-rewrites: @" + func.getSymName() +
+                    " returns " + a.shapeString() + " after the pipeline, " +
+                    b.shapeString() + " before");
+
+    // An op that carries attn.approximation makes the function approximate.
+    std::string approximation;
+    after.walk([&](Operation *op) {
+      if (auto note = op->getAttrOfType<StringAttr>("attn.approximation"))
+        approximation = note.str();
+    });
+    Difference difference = compareResults(before, afterResults);
+    std::string kind = !approximation.empty() ? "approximate: " + approximation
+                       : printed(func) == printed(after) ? "unchanged"
+                                                         : "exact";
+    llvm::outs() << "verify-rewrites: @" << func.getSymName()
+                 << " max abs err = "
+                 << llvm::format("%.3g", difference.absolute)
+                 << ", max rel err = "
+                 << llvm::format("%.3g", difference.relative) << " (" << kind
+                 << ")\n";
+    if (approximation.empty() &&
+        !(difference.relative <= kExactRelativeTolerance)) {
+      llvm::WithColor::error(llvm::errs(), "attn-run")
+          << "@" << func.getSymName() << ": the pipeline claims an exact "
+          << "rewrite but the results differ by "
+          << llvm::format("%.3g", difference.relative) << " relative (> "
+          << kExactRelativeTolerance << ")\n";
+      exactFailed = true;
+    }
+  }
+  return exactFailed ? 1 : 0;
 }
 
 int main(int argc, char **argv) {
@@ -155,11 +318,16 @@ int main(int argc, char **argv) {
       "reference runtime\n\n"
       "  attn-run spec.mlir --func f --input q=q.npy --input k=k.npy "
       "--input v=v.npy --output o.npy\n"
-      "  attn-run spec.mlir --random 7 --save-inputs inputs/ --output o.npy\n");
+      "  attn-run spec.mlir --random 7 --save-inputs inputs/ --output o.npy\n"
+      "  attn-run spec.mlir --verify-rewrites attn-reassociate --random 7\n");
 
   DialectRegistry registry;
   registry.insert<mlir::attn::AttnDialect, arith::ArithDialect,
-                  func::FuncDialect, tensor::TensorDialect>();
+                  func::FuncDialect, scf::SCFDialect, tensor::TensorDialect>();
+  // Passes --verify-rewrites can name.
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::attn::registerAttnPasses();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   // file:line:col and the source line say which op; the generic form of the
@@ -177,6 +345,13 @@ int main(int argc, char **argv) {
   LoadedSpec spec;
   if (failed(loadSpec(context, sourceMgr, spec)))
     return 1;
+
+  if (verifyRewrites.getNumOccurrences()) {
+    if (!inputFiles.empty() || !outputFiles.empty() || !funcName.empty())
+      return fail("--verify-rewrites evaluates every function on random "
+                  "inputs; it takes no --input, --output or --func");
+    return verifyRewritesOf(context, *spec.module, spec);
+  }
 
   // Pick the function.
   SmallVector<func::FuncOp> funcs;
@@ -248,17 +423,10 @@ int main(int argc, char **argv) {
       return fail("missing input '" + names[i] + "' (argument #" +
                   llvm::Twine(i) + " of @" + func.getSymName() +
                   "); pass --input " + names[i] + "=file.npy or --random SEED");
-    if (!type.hasStaticShape())
-      return fail("input '" + names[i] + "' has dynamic shape; --random " +
-                  "needs static sizes, pass it with --input");
-    inputs[i] = rt::Tensor(staticShape(type));
-    if (inputs[i].numElements() != rt::checkedNumElements(inputs[i].shape))
-      return fail("input '" + names[i] + "' (" + inputs[i].shapeString() +
-                  ") is too large to allocate");
-    rt::fillUniform(inputs[i], randomSeed + i);
-    // Round to f32 so f32 kernels and the reference see the same numbers.
-    for (double &value : inputs[i].data)
-      value = static_cast<float>(value);
+    std::string error =
+        makeRandomInput(type, randomSeed + i, names[i], inputs[i]);
+    if (!error.empty())
+      return fail(error);
   }
   if (!saveInputsDir.empty()) {
     if (std::error_code ec = llvm::sys::fs::create_directories(saveInputsDir))

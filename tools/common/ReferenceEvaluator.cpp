@@ -165,7 +165,7 @@ LogicalResult Interpreter::step(Operation *op) {
   if (auto ifOperation = dyn_cast<scf::IfOp>(op))
     return ifOp(ifOperation);
   if (isa<tensor::DimOp, arith::AddIOp, arith::SubIOp, arith::MulIOp,
-          arith::CmpIOp, arith::SelectOp>(op))
+          arith::CmpIOp, arith::SelectOp, arith::MaxUIOp>(op))
     return scalarStep(op);
   if (auto constantOp = dyn_cast<arith::ConstantOp>(op);
       constantOp && isa<IndexType, IntegerType>(constantOp.getType())) {
@@ -212,6 +212,7 @@ LogicalResult Interpreter::scalarStep(Operation *op) {
           .Case([&](arith::AddIOp) { return int64_t(at(0) + at(1)); })
           .Case([&](arith::SubIOp) { return int64_t(at(0) - at(1)); })
           .Case([&](arith::MulIOp) { return int64_t(at(0) * at(1)); })
+          .Case([&](arith::MaxUIOp) { return int64_t(std::max(at(0), at(1))); })
           .Case([&](arith::SelectOp) { return int64_t(at(0) ? at(1) : at(2)); })
           .Case([&](arith::CmpIOp cmp) -> std::optional<int64_t> {
             int64_t lhs = at(0), rhs = at(1);

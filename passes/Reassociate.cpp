@@ -1,0 +1,510 @@
+//===- Reassociate.cpp - --attn-reassociate: K^T V first ------------------===//
+//
+// Rewrites attn.dot_product from (phi(Q) phi(K)^T) V, with its n x m scores,
+// to primitive ops that compute the dk x dv context phi(K)^T V first, where
+// the algebra allows it exactly (design §4) and the cost model says it pays.
+// docs/reassociation.md explains the algebra, the decision and the options.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/CostModel.h"
+#include "passes/Passes.h"
+
+#include "dialect/AttnDialect.h"
+#include "dialect/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+#include <string>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNREASSOCIATEPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Unit attribute on attn.dot_product: the user accepts the softmax
+/// efficient-attention approximation for this op.
+constexpr llvm::StringLiteral kAllowApproximationAttr =
+    "attn.allow_approximation";
+/// String attribute the pass puts on the op that yields an approximation.
+constexpr llvm::StringLiteral kApproximationAttr = "attn.approximation";
+constexpr llvm::StringLiteral kSoftmaxApproximation =
+    "softmax efficient attention (Shen et al.)";
+
+/// How one op is rewritten; filled by analyze().
+struct Plan {
+  bool softmaxApproximation = false;
+  /// Multiplies the scores before the `sum` step (the op's scale and the
+  /// counts listed before it); with no `sum` step, all constant factors.
+  double preFactor = 1.0;
+  /// Counts listed after the `sum` step.
+  double postFactor = 1.0;
+  /// eps of the one `sum over keys` step, if there is one.
+  std::optional<double> sumEps;
+  bool causal = false;
+  /// Why the approximation was allowed (for the remark).
+  std::string optInSource;
+};
+
+ArrayRef<int64_t> shapeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+
+int64_t rankOf(Value value) { return shapeOf(value).size(); }
+
+std::string describeStep(NormStepAttr step) {
+  return (stringifyNormKind(step.getKind()) + " over " +
+          stringifyNormAxis(step.getAxis()))
+      .str();
+}
+
+/// Decides whether `op` can be rewritten and how; otherwise returns the
+/// reason in `whyNot`.
+FailureOr<Plan> analyze(DotProductAttentionOp op, bool allowApproximation,
+                        int64_t chunkSize, std::string &whyNot) {
+  auto block = [&](const llvm::Twine &reason) -> FailureOr<Plan> {
+    whyNot = reason.str();
+    return failure();
+  };
+  if (op.getMask())
+    return block("an additive mask changes the scores before the "
+                 "normalization, so they do not factor through K^T V");
+
+  ArrayRef<int64_t> q = shapeOf(op.getQuery()), k = shapeOf(op.getKey());
+  int64_t n = q[q.size() - 2], m = k[k.size() - 2];
+
+  SmallVector<NormStepAttr> steps;
+  for (Attribute attr : op.getNorm())
+    if (cast<NormStepAttr>(attr).getKind() != NormKind::none)
+      steps.push_back(cast<NormStepAttr>(attr));
+  bool hasSoftmax = llvm::any_of(steps, [](NormStepAttr step) {
+    return step.getKind() == NormKind::softmax;
+  });
+  if (hasSoftmax && steps.size() > 1) {
+    std::string list;
+    for (NormStepAttr step : steps)
+      list += (list.empty() ? "" : ", ") + describeStep(step);
+    return block("double normalization [" + list +
+                 "]: a softmax combined with another step is not a scalar "
+                 "factor per query row");
+  }
+
+  Plan plan;
+  plan.causal = op.getCausal();
+  plan.preFactor = op.getScale().convertToDouble();
+  for (NormStepAttr step : steps) {
+    switch (step.getKind()) {
+    case NormKind::none:
+      break;
+    case NormKind::count: {
+      bool keys = step.getAxis() == NormAxis::keys;
+      int64_t length = keys ? m : n;
+      if (ShapedType::isDynamic(length))
+        return block("'" + describeStep(step) + "' divides by the number of " +
+                     (keys ? "keys" : "queries") +
+                     ", which is dynamic here, so the factor is not a "
+                     "constant");
+      if (length == 0)
+        return block("'" + describeStep(step) + "' divides by an empty axis");
+      (plan.sumEps ? plan.postFactor : plan.preFactor) /= double(length);
+      break;
+    }
+    case NormKind::sum:
+      if (step.getAxis() == NormAxis::queries)
+        return block("'sum over queries' divides each key column by its own "
+                     "sum: not a scalar factor per query row");
+      if (plan.sumEps)
+        return block("double normalization: a second 'sum over keys' divides "
+                     "by sums of already normalized rows");
+      plan.sumEps = step.getEpsValue();
+      break;
+    case NormKind::softmax:
+      if (step.getAxis() == NormAxis::queries)
+        return block("'softmax over queries' normalizes each key column by "
+                     "a sum of exponentials over all queries: not a scalar "
+                     "factor per query row");
+      if (op->hasAttr(kAllowApproximationAttr))
+        plan.optInSource = "the op has attn.allow_approximation";
+      else if (allowApproximation)
+        plan.optInSource = "allow-softmax-approximation is set";
+      else
+        return block("'softmax over keys' does not factor: exp(q.k) is not a "
+                     "product of a function of q and one of k. Opt in to the "
+                     "softmax efficient-attention approximation (a different "
+                     "function) with allow-softmax-approximation or the "
+                     "attn.allow_approximation attribute");
+      if (plan.causal)
+        return block("causal softmax attention has no efficient-attention "
+                     "form, even as an approximation");
+      plan.softmaxApproximation = true;
+      return plan;
+    }
+  }
+
+  if (plan.causal) {
+    auto isStatic = [](Value value) {
+      return cast<RankedTensorType>(value.getType()).hasStaticShape();
+    };
+    if (!isStatic(op.getQuery()) || !isStatic(op.getKey()) ||
+        !isStatic(op.getValue()))
+      return block("causal attention with dynamic sizes: the chunked "
+                   "prefix-sum form needs static sizes");
+    if (n != m)
+      return block("causal cross attention (n = " + llvm::Twine(n) +
+                   " queries, m = " + llvm::Twine(m) +
+                   " keys): the chunked form needs n = m");
+    if (n % chunkSize != 0)
+      return block("causal attention: n = " + llvm::Twine(n) +
+                   " is not a multiple of chunk-size " +
+                   llvm::Twine(chunkSize));
+  }
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// Building the linear forms
+//===----------------------------------------------------------------------===//
+
+Value mapFeatures(OpBuilder &b, Location loc, Value x, FeatureMap map) {
+  if (map == FeatureMap::identity)
+    return x;
+  return FeatureMapOp::create(b, loc, map, x);
+}
+
+Value scaleBy(OpBuilder &b, Location loc, Value x, double factor) {
+  if (factor == 1.0)
+    return x;
+  return ScaleOp::create(b, loc, x, llvm::APFloat(factor));
+}
+
+Value matmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+             bool transposeLhs = false, bool transposeRhs = false) {
+  return MatmulOp::create(b, loc, lhs, rhs, transposeLhs, transposeRhs);
+}
+
+/// (..., n, d) -> (..., n/C, C, d).
+Value splitIntoChunks(OpBuilder &b, Location loc, Value x, int64_t chunk) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t i = 0; i < rank - 2; ++i)
+    groups.push_back({i});
+  groups.push_back({rank - 2, rank - 1});
+  groups.push_back({rank});
+  SmallVector<int64_t> shape(type.getShape().drop_back(2));
+  shape.append({type.getDimSize(rank - 2) / chunk, chunk, type.getShape().back()});
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), x, groups);
+}
+
+/// (..., n/C, C, d) -> (..., n, d).
+Value mergeChunks(OpBuilder &b, Location loc, Value x) {
+  int64_t rank = rankOf(x);
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t i = 0; i < rank - 3; ++i)
+    groups.push_back({i});
+  groups.push_back({rank - 3, rank - 2});
+  groups.push_back({rank - 1});
+  return tensor::CollapseShapeOp::create(b, loc, x, groups);
+}
+
+/// phi(Q) (phi(K)^T V) * c, or with a sum step
+/// (phi(Q) (phi(K)^T V) * c) / (phi(Q) (phi(K)^T 1) * c + eps) * c'.
+Value buildLinear(OpBuilder &b, Location loc, DotProductAttentionOp op,
+                  const Plan &plan) {
+  Value q = mapFeatures(b, loc, op.getQuery(), op.getFeatureMap());
+  Value k = mapFeatures(b, loc, op.getKey(), op.getFeatureMap());
+  // The factors go on the small dk x dv context (and dk key sums).
+  Value context = matmul(b, loc, k, op.getValue(), /*transposeLhs=*/true);
+  if (!plan.sumEps)
+    return matmul(b, loc, q,
+                  scaleBy(b, loc, context, plan.preFactor * plan.postFactor));
+  Value keySums = ReduceSumOp::create(b, loc, k, rankOf(k) - 2);
+  Value numerator = matmul(b, loc, q, scaleBy(b, loc, context, plan.preFactor));
+  Value denominator = matmul(b, loc, q, scaleBy(b, loc, keySums, plan.preFactor),
+                             /*transposeLhs=*/false, /*transposeRhs=*/true);
+  Value ratio = DivOp::create(b, loc, numerator, denominator,
+                              llvm::APFloat(*plan.sumEps));
+  return scaleBy(b, loc, ratio, plan.postFactor);
+}
+
+/// Exact causal form in chunks of C positions: causal attention inside each
+/// chunk plus phi(Q_c) times the exclusive prefix sum of the chunk states
+/// phi(K_c)^T V_c; the row sums of a `sum` step are phi(q_i) . (inclusive
+/// prefix sum of phi(k_j)).
+Value buildCausal(OpBuilder &b, Location loc, DotProductAttentionOp op,
+                  const Plan &plan, int64_t chunk) {
+  // The factor before the sum goes on the queries, so numerator and row sums
+  // both carry it.
+  Value q = scaleBy(b, loc, mapFeatures(b, loc, op.getQuery(), op.getFeatureMap()),
+                    plan.preFactor);
+  Value k = mapFeatures(b, loc, op.getKey(), op.getFeatureMap());
+  Value qChunks = splitIntoChunks(b, loc, q, chunk);
+  Value kChunks = splitIntoChunks(b, loc, k, chunk);
+  Value vChunks = splitIntoChunks(b, loc, op.getValue(), chunk);
+  Value intra = DotProductAttentionOp::create(
+      b, loc, qChunks, kChunks, vChunks, /*mask=*/Value(), b.getArrayAttr({}),
+      llvm::APFloat(1.0), FeatureMap::identity, /*causal=*/true);
+  Value states = matmul(b, loc, kChunks, vChunks, /*transposeLhs=*/true);
+  Value earlier = PrefixSumOp::create(b, loc, states, rankOf(states) - 3,
+                                      /*exclusive=*/true);
+  Value inter = matmul(b, loc, qChunks, earlier);
+  Value numerator =
+      mergeChunks(b, loc, AddOp::create(b, loc, intra, inter).getResult());
+  if (!plan.sumEps)
+    return scaleBy(b, loc, numerator, plan.postFactor);
+  Value keyPrefix = PrefixSumOp::create(b, loc, k, rankOf(k) - 2);
+  Value products = MulOp::create(b, loc, q, keyPrefix);
+  Value denominator = ReduceSumOp::create(b, loc, products, rankOf(products) - 1);
+  Value ratio = DivOp::create(b, loc, numerator, denominator,
+                              llvm::APFloat(*plan.sumEps));
+  return scaleBy(b, loc, ratio, plan.postFactor);
+}
+
+/// sigma_row(scale phi(Q)) (sigma_col(phi(K))^T V), tagged as approximate.
+Value buildSoftmaxApproximation(OpBuilder &b, Location loc,
+                                DotProductAttentionOp op, const Plan &plan) {
+  Value q = scaleBy(b, loc, mapFeatures(b, loc, op.getQuery(), op.getFeatureMap()),
+                    plan.preFactor);
+  Value k = mapFeatures(b, loc, op.getKey(), op.getFeatureMap());
+  Value rowSoftmax = NormalizeOp::create(b, loc, NormKind::softmax, q,
+                                         rankOf(q) - 1, llvm::APFloat(0.0));
+  Value columnSoftmax = NormalizeOp::create(b, loc, NormKind::softmax, k,
+                                            rankOf(k) - 2, llvm::APFloat(0.0));
+  Value context = matmul(b, loc, columnSoftmax, op.getValue(),
+                         /*transposeLhs=*/true);
+  Value result = matmul(b, loc, rowSoftmax, context);
+  result.getDefiningOp()->setAttr(kApproximationAttr,
+                                  b.getStringAttr(kSoftmaxApproximation));
+  return result;
+}
+
+/// The rewritten value, cast to the op's declared type when that is more (or
+/// less) static than the inferred one.
+Value buildRewrite(OpBuilder &b, DotProductAttentionOp op, const Plan &plan,
+                   int64_t chunk) {
+  Location loc = op.getLoc();
+  Value result = plan.softmaxApproximation
+                     ? buildSoftmaxApproximation(b, loc, op, plan)
+                 : plan.causal ? buildCausal(b, loc, op, plan, chunk)
+                               : buildLinear(b, loc, op, plan);
+  if (result.getType() != op.getType())
+    result = tensor::CastOp::create(b, loc, op.getType(), result);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// The run-time choice for dynamic sizes
+//===----------------------------------------------------------------------===//
+
+/// An index value under construction: + and * emit arith ops, so the MAC
+/// formulas of CostModel.h can be instantiated on it.
+struct IndexExpr {
+  OpBuilder *builder;
+  Location loc;
+  Value value;
+
+  friend IndexExpr operator+(IndexExpr l, IndexExpr r) {
+    return {l.builder, l.loc,
+            arith::AddIOp::create(*l.builder, l.loc, l.value, r.value)};
+  }
+  friend IndexExpr operator*(IndexExpr l, IndexExpr r) {
+    return {l.builder, l.loc,
+            arith::MulIOp::create(*l.builder, l.loc, l.value, r.value)};
+  }
+};
+
+struct SizeBuilder {
+  OpBuilder &b;
+  Location loc;
+
+  IndexExpr constant(int64_t size) {
+    return {&b, loc, arith::ConstantIndexOp::create(b, loc, size)};
+  }
+  /// Dim `index` of `tensor`, a constant when static.
+  IndexExpr dim(Value tensor, int64_t index) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    if (!type.isDynamicDim(index))
+      return constant(type.getDimSize(index));
+    return {&b, loc, tensor::DimOp::create(b, loc, tensor, index)};
+  }
+  /// Product of the numpy broadcast of the leading dims of `tensors`: a
+  /// broadcast dim is 1 or the common size, so it is the max.
+  IndexExpr batch(ArrayRef<Value> tensors) {
+    int64_t rank = 0;
+    for (Value t : tensors)
+      rank = std::max(rank, rankOf(t) - 2);
+    IndexExpr product = constant(1);
+    for (int64_t i = 0; i < rank; ++i) {
+      std::optional<IndexExpr> size;
+      for (Value t : tensors) {
+        int64_t offset = rank - (rankOf(t) - 2);
+        if (i < offset)
+          continue;
+        IndexExpr d = dim(t, i - offset);
+        size = size ? IndexExpr{&b, loc,
+                                arith::MaxUIOp::create(b, loc, size->value,
+                                                       d.value)}
+                    : d;
+      }
+      product = product * *size;
+    }
+    return product;
+  }
+};
+
+/// i1: the linear form needs fewer MACs than the quadratic one for the sizes
+/// the op sees at run time.
+Value buildLinearIsCheaper(OpBuilder &b, DotProductAttentionOp op,
+                           const Plan &plan) {
+  SizeBuilder sizes{b, op.getLoc()};
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  IndexExpr n = sizes.dim(q, rankOf(q) - 2), m = sizes.dim(k, rankOf(k) - 2);
+  IndexExpr dk = sizes.dim(q, rankOf(q) - 1), dv = sizes.dim(v, rankOf(v) - 1);
+  IndexExpr batch = sizes.batch({q, k, v});
+  IndexExpr contextBatch = sizes.batch({k, v});
+  IndexExpr quadratic = quadraticAttentionMacs(batch, n, m, dk, dv);
+  IndexExpr linear = linearAttentionMacs(contextBatch, batch, n, m, dk, dv,
+                                         plan.sumEps.has_value());
+  return arith::CmpIOp::create(b, op.getLoc(), arith::CmpIPredicate::ult,
+                               linear.value, quadratic.value);
+}
+
+/// Records the ops a builder creates, so a rewrite that does not pay can be
+/// measured and taken back.
+struct CreatedOps : OpBuilder::Listener {
+  SmallVector<Operation *> ops;
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+    ops.push_back(op);
+  }
+};
+
+std::string describeForm(const Plan &plan, int64_t chunk) {
+  if (plan.softmaxApproximation)
+    return "the softmax efficient-attention approximation "
+           "sigma_row(Q) (sigma_col(K)^T V)";
+  std::string form = plan.sumEps ? "phi(Q) (phi(K)^T V) / phi(Q) (phi(K)^T 1)"
+                                 : "Q (K^T V)";
+  if (plan.causal)
+    form += " with causal prefix sums in chunks of " + std::to_string(chunk);
+  return form;
+}
+
+struct AttnReassociatePass
+    : mlir::attn::impl::AttnReassociatePassBase<AttnReassociatePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (chunkSize <= 0) {
+      getOperation().emitError("attn-reassociate: chunk-size must be > 0, got ")
+          << chunkSize;
+      return signalPassFailure();
+    }
+    SmallVector<DotProductAttentionOp> ops;
+    getOperation().walk([&](DotProductAttentionOp op) { ops.push_back(op); });
+    for (DotProductAttentionOp op : ops)
+      rewrite(op);
+  }
+
+  void rewrite(DotProductAttentionOp op) {
+    std::string whyNot;
+    FailureOr<Plan> plan =
+        analyze(op, allowSoftmaxApproximation, chunkSize, whyNot);
+    if (failed(plan)) {
+      if (explain)
+        op.emitRemark("attn-reassociate: not rewritten: ") << whyNot;
+      return;
+    }
+    std::string form = describeForm(*plan, chunkSize);
+
+    OpCost quadratic;
+    bool staticSizes =
+        estimateOpCost(op, quadratic) == CostStatus::Known;
+    if (!staticSizes && !force)
+      return rewriteWithRuntimeChoice(op, *plan, form);
+
+    OpBuilder builder(op);
+    CreatedOps created;
+    builder.setListener(&created);
+    Value result = buildRewrite(builder, op, *plan, chunkSize);
+
+    OpCost linear;
+    bool linearKnown = staticSizes;
+    for (Operation *newOp : created.ops) {
+      OpCost cost;
+      if (estimateOpCost(newOp, cost) == CostStatus::Known)
+        linear += cost;
+      else if (isa<AttnDialect>(newOp->getDialect()))
+        linearKnown = false;
+    }
+    auto costs = [&]() {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << linear.macs << " MACs and " << linear.floats
+         << " floats instead of " << quadratic.macs << " MACs and "
+         << quadratic.floats << " floats";
+      return text;
+    };
+    if (!force && linear.macs >= quadratic.macs) {
+      for (Operation *newOp : llvm::reverse(created.ops))
+        newOp->erase();
+      if (explain)
+        op.emitRemark("attn-reassociate: not rewritten: ")
+            << form << " is not cheaper for these sizes (" << costs()
+            << "); force=true rewrites anyway";
+      return;
+    }
+    std::string how = force && !(linearKnown && linear.macs < quadratic.macs)
+                          ? "forced"
+                          : "cheaper";
+    if (plan->softmaxApproximation)
+      op.emitRemark("attn-reassociate: softmax attention replaced by ")
+          << form << " (Shen et al.), a different function, because "
+          << plan->optInSource
+          << "; attn-run --verify-rewrites measures the error ("
+          << (linearKnown ? costs() : std::string("dynamic sizes")) << ")";
+    else if (explain)
+      op.emitRemark("attn-reassociate: rewritten (")
+          << how << ") to " << form << ": "
+          << (linearKnown ? costs() : std::string("dynamic sizes"));
+    op.replaceAllUsesWith(result);
+    op.erase();
+  }
+
+  /// Dynamic sizes: both forms under an scf.if on the MAC formulas.
+  void rewriteWithRuntimeChoice(DotProductAttentionOp op, const Plan &plan,
+                                const std::string &form) {
+    OpBuilder builder(op);
+    Location loc = op.getLoc();
+    Value cheaper = buildLinearIsCheaper(builder, op, plan);
+    auto choice = scf::IfOp::create(builder, loc, TypeRange{op.getType()},
+                                    cheaper, /*addThenBlock=*/true,
+                                    /*addElseBlock=*/true);
+    builder.setInsertionPointToStart(choice.thenBlock());
+    Value linear = buildRewrite(builder, op, plan, chunkSize);
+    scf::YieldOp::create(builder, loc, linear);
+    builder.setInsertionPointToStart(choice.elseBlock());
+    Operation *quadratic = builder.clone(*op);
+    scf::YieldOp::create(builder, loc, quadratic->getResult(0));
+    if (plan.softmaxApproximation)
+      op.emitRemark("attn-reassociate: softmax attention replaced by ")
+          << form << " (Shen et al.), a different function, when it is "
+          << "cheaper for the run-time sizes, because " << plan.optInSource;
+    else if (explain)
+      op.emitRemark("attn-reassociate: dynamic sizes: emitted ")
+          << form << " and the quadratic form, chosen at run time by "
+          << "their MACs";
+    op.replaceAllUsesWith(choice.getResult(0));
+    op.erase();
+  }
+};
+
+} // namespace
