@@ -306,19 +306,55 @@ Value buildRewrite(OpBuilder &b, DotProductAttentionOp op, const Plan &plan,
 //===----------------------------------------------------------------------===//
 
 /// An index value under construction: + and * emit arith ops, so the MAC
-/// formulas of CostModel.h can be instantiated on it.
+/// formulas of CostModel.h can be instantiated on it. Static sizes stay
+/// constants and fold, so only the dynamic part of a formula becomes IR.
 struct IndexExpr {
   OpBuilder *builder;
   Location loc;
-  Value value;
+  Value value;                 ///< set when the size is dynamic
+  std::optional<uint64_t> known; ///< set when the size is static
 
+  Value materialize() const {
+    if (value)
+      return value;
+    return arith::ConstantIndexOp::create(*builder, loc, int64_t(*known));
+  }
   friend IndexExpr operator+(IndexExpr l, IndexExpr r) {
+    if (l.known && r.known)
+      return {l.builder, l.loc, Value(), *l.known + *r.known};
+    if (l.known == 0u)
+      return r;
+    if (r.known == 0u)
+      return l;
     return {l.builder, l.loc,
-            arith::AddIOp::create(*l.builder, l.loc, l.value, r.value)};
+            arith::AddIOp::create(*l.builder, l.loc, l.materialize(),
+                                  r.materialize()),
+            std::nullopt};
   }
   friend IndexExpr operator*(IndexExpr l, IndexExpr r) {
+    if (l.known && r.known)
+      return {l.builder, l.loc, Value(), *l.known * *r.known};
+    if (l.known == 1u)
+      return r;
+    if (r.known == 1u)
+      return l;
     return {l.builder, l.loc,
-            arith::MulIOp::create(*l.builder, l.loc, l.value, r.value)};
+            arith::MulIOp::create(*l.builder, l.loc, l.materialize(),
+                                  r.materialize()),
+            std::nullopt};
+  }
+  /// The size two broadcast dims agree on: 1 stretches, so it is the max.
+  friend IndexExpr broadcastMax(IndexExpr l, IndexExpr r) {
+    if (l.known && r.known)
+      return {l.builder, l.loc, Value(), std::max(*l.known, *r.known)};
+    if (l.known == 1u)
+      return r;
+    if (r.known == 1u)
+      return l;
+    return {l.builder, l.loc,
+            arith::MaxUIOp::create(*l.builder, l.loc, l.materialize(),
+                                   r.materialize()),
+            std::nullopt};
   }
 };
 
@@ -326,36 +362,29 @@ struct SizeBuilder {
   OpBuilder &b;
   Location loc;
 
-  IndexExpr constant(int64_t size) {
-    return {&b, loc, arith::ConstantIndexOp::create(b, loc, size)};
-  }
+  IndexExpr constant(uint64_t size) { return {&b, loc, Value(), size}; }
   /// Dim `index` of `tensor`, a constant when static.
   IndexExpr dim(Value tensor, int64_t index) {
     auto type = cast<RankedTensorType>(tensor.getType());
     if (!type.isDynamicDim(index))
       return constant(type.getDimSize(index));
-    return {&b, loc, tensor::DimOp::create(b, loc, tensor, index)};
+    return {&b, loc, tensor::DimOp::create(b, loc, tensor, index),
+            std::nullopt};
   }
-  /// Product of the numpy broadcast of the leading dims of `tensors`: a
-  /// broadcast dim is 1 or the common size, so it is the max.
+  /// Product of the numpy broadcast of the leading dims of `tensors`.
   IndexExpr batch(ArrayRef<Value> tensors) {
     int64_t rank = 0;
     for (Value t : tensors)
       rank = std::max(rank, rankOf(t) - 2);
     IndexExpr product = constant(1);
     for (int64_t i = 0; i < rank; ++i) {
-      std::optional<IndexExpr> size;
+      IndexExpr size = constant(1);
       for (Value t : tensors) {
         int64_t offset = rank - (rankOf(t) - 2);
-        if (i < offset)
-          continue;
-        IndexExpr d = dim(t, i - offset);
-        size = size ? IndexExpr{&b, loc,
-                                arith::MaxUIOp::create(b, loc, size->value,
-                                                       d.value)}
-                    : d;
+        if (i >= offset)
+          size = broadcastMax(size, dim(t, i - offset));
       }
-      product = product * *size;
+      product = product * size;
     }
     return product;
   }
@@ -375,7 +404,7 @@ Value buildLinearIsCheaper(OpBuilder &b, DotProductAttentionOp op,
   IndexExpr linear = linearAttentionMacs(contextBatch, batch, n, m, dk, dv,
                                          plan.sumEps.has_value());
   return arith::CmpIOp::create(b, op.getLoc(), arith::CmpIPredicate::ult,
-                               linear.value, quadratic.value);
+                               linear.materialize(), quadratic.materialize());
 }
 
 /// Records the ops a builder creates, so a rewrite that does not pay can be
@@ -405,7 +434,7 @@ struct AttnReassociatePass
   void runOnOperation() override {
     if (chunkSize <= 0) {
       getOperation().emitError("attn-reassociate: chunk-size must be > 0, got ")
-          << chunkSize;
+          << static_cast<int64_t>(chunkSize);
       return signalPassFailure();
     }
     SmallVector<DotProductAttentionOp> ops;
