@@ -200,7 +200,8 @@ Value splitIntoChunks(OpBuilder &b, Location loc, Value x, int64_t chunk) {
   groups.push_back({rank - 2, rank - 1});
   groups.push_back({rank});
   SmallVector<int64_t> shape(type.getShape().drop_back(2));
-  shape.append({type.getDimSize(rank - 2) / chunk, chunk, type.getShape().back()});
+  shape.append(
+      {type.getDimSize(rank - 2) / chunk, chunk, type.getShape().back()});
   return tensor::ExpandShapeOp::create(
       b, loc, RankedTensorType::get(shape, type.getElementType()), x, groups);
 }
@@ -229,8 +230,9 @@ Value buildLinear(OpBuilder &b, Location loc, DotProductAttentionOp op,
                   scaleBy(b, loc, context, plan.preFactor * plan.postFactor));
   Value keySums = ReduceSumOp::create(b, loc, k, rankOf(k) - 2);
   Value numerator = matmul(b, loc, q, scaleBy(b, loc, context, plan.preFactor));
-  Value denominator = matmul(b, loc, q, scaleBy(b, loc, keySums, plan.preFactor),
-                             /*transposeLhs=*/false, /*transposeRhs=*/true);
+  Value denominator =
+      matmul(b, loc, q, scaleBy(b, loc, keySums, plan.preFactor),
+             /*transposeLhs=*/false, /*transposeRhs=*/true);
   Value ratio = DivOp::create(b, loc, numerator, denominator,
                               llvm::APFloat(*plan.sumEps));
   return scaleBy(b, loc, ratio, plan.postFactor);
@@ -244,8 +246,9 @@ Value buildCausal(OpBuilder &b, Location loc, DotProductAttentionOp op,
                   const Plan &plan, int64_t chunk) {
   // The factor before the sum goes on the queries, so numerator and row sums
   // both carry it.
-  Value q = scaleBy(b, loc, mapFeatures(b, loc, op.getQuery(), op.getFeatureMap()),
-                    plan.preFactor);
+  Value q =
+      scaleBy(b, loc, mapFeatures(b, loc, op.getQuery(), op.getFeatureMap()),
+              plan.preFactor);
   Value k = mapFeatures(b, loc, op.getKey(), op.getFeatureMap());
   Value qChunks = splitIntoChunks(b, loc, q, chunk);
   Value kChunks = splitIntoChunks(b, loc, k, chunk);
@@ -263,7 +266,8 @@ Value buildCausal(OpBuilder &b, Location loc, DotProductAttentionOp op,
     return scaleBy(b, loc, numerator, plan.postFactor);
   Value keyPrefix = PrefixSumOp::create(b, loc, k, rankOf(k) - 2);
   Value products = MulOp::create(b, loc, q, keyPrefix);
-  Value denominator = ReduceSumOp::create(b, loc, products, rankOf(products) - 1);
+  Value denominator =
+      ReduceSumOp::create(b, loc, products, rankOf(products) - 1);
   Value ratio = DivOp::create(b, loc, numerator, denominator,
                               llvm::APFloat(*plan.sumEps));
   return scaleBy(b, loc, ratio, plan.postFactor);
@@ -272,8 +276,9 @@ Value buildCausal(OpBuilder &b, Location loc, DotProductAttentionOp op,
 /// sigma_row(scale phi(Q)) (sigma_col(phi(K))^T V), tagged as approximate.
 Value buildSoftmaxApproximation(OpBuilder &b, Location loc,
                                 DotProductAttentionOp op, const Plan &plan) {
-  Value q = scaleBy(b, loc, mapFeatures(b, loc, op.getQuery(), op.getFeatureMap()),
-                    plan.preFactor);
+  Value q =
+      scaleBy(b, loc, mapFeatures(b, loc, op.getQuery(), op.getFeatureMap()),
+              plan.preFactor);
   Value k = mapFeatures(b, loc, op.getKey(), op.getFeatureMap());
   Value rowSoftmax = NormalizeOp::create(b, loc, NormKind::softmax, q,
                                          rankOf(q) - 1, llvm::APFloat(0.0));
@@ -311,7 +316,7 @@ Value buildRewrite(OpBuilder &b, DotProductAttentionOp op, const Plan &plan,
 struct IndexExpr {
   OpBuilder *builder;
   Location loc;
-  Value value;                 ///< set when the size is dynamic
+  Value value;                   ///< set when the size is dynamic
   std::optional<uint64_t> known; ///< set when the size is static
 
   Value materialize() const {
@@ -420,8 +425,8 @@ std::string describeForm(const Plan &plan, int64_t chunk) {
   if (plan.softmaxApproximation)
     return "the softmax efficient-attention approximation "
            "sigma_row(Q) (sigma_col(K)^T V)";
-  std::string form = plan.sumEps ? "phi(Q) (phi(K)^T V) / phi(Q) (phi(K)^T 1)"
-                                 : "Q (K^T V)";
+  std::string form =
+      plan.sumEps ? "phi(Q) (phi(K)^T V) / phi(Q) (phi(K)^T 1)" : "Q (K^T V)";
   if (plan.causal)
     form += " with causal prefix sums in chunks of " + std::to_string(chunk);
   return form;
@@ -455,8 +460,7 @@ struct AttnReassociatePass
     std::string form = describeForm(*plan, chunkSize);
 
     OpCost quadratic;
-    bool staticSizes =
-        estimateOpCost(op, quadratic) == CostStatus::Known;
+    bool staticSizes = estimateOpCost(op, quadratic) == CostStatus::Known;
     if (!staticSizes && !force)
       return rewriteWithRuntimeChoice(op, *plan, form);
 

@@ -120,11 +120,12 @@ TEST_F(ReassociateTest, LinearFormulaMatchesTheEmittedOps) {
       {"64x8", "48x8", "48x4", "64x4", "norm [count over keys]", 1, 1, 64, 48,
        8, 4, false},
       {"2x3x64x8", "2x3x32x8", "2x3x32x16", "2x3x64x16",
-       "norm [sum over keys] feature_map elu_plus_one", 6, 6, 64, 32, 8, 16, true},
+       "norm [sum over keys] feature_map elu_plus_one", 6, 6, 64, 32, 8, 16,
+       true},
       // K and V shared by the heads: one context per batch.
       {"2x3x64x8", "32x8", "32x16", "2x3x64x16",
-       "norm [sum over keys eps 0.5] scale 2.0 feature_map elu_plus_one", 1,
-       6, 64, 32, 8, 16, true},
+       "norm [sum over keys eps 0.5] scale 2.0 feature_map elu_plus_one", 1, 6,
+       64, 32, 8, 16, true},
       {"2x3x64x8", "2x1x32x8", "2x1x32x16", "2x3x64x16", "norm []", 2, 6, 64,
        32, 8, 16, false},
   };
@@ -165,20 +166,20 @@ TEST_F(ReassociateTest, CausalChunkedFormIsExactForEveryChunkSize) {
     options.force = true;
     options.chunkSize = chunk;
     OwningOpRef<ModuleOp> rewritten = reassociate(*module, options);
-    EXPECT_FALSE(isa<DotProductAttentionOp>(
-        (*rewritten->getOps<func::FuncOp>().begin())
-            .getBody()
-            .front()
-            .back()
-            .getOperand(0)
-            .getDefiningOp()));
+    EXPECT_FALSE(
+        isa<DotProductAttentionOp>((*rewritten->getOps<func::FuncOp>().begin())
+                                       .getBody()
+                                       .front()
+                                       .back()
+                                       .getOperand(0)
+                                       .getDefiningOp()));
     expectSameFunction(*module, *rewritten);
   }
 }
 
 TEST_F(ReassociateTest, CausalCountWithoutSum) {
-  OwningOpRef<ModuleOp> module =
-      parse(spec("40x6", "40x6", "40x5", "40x5", "norm [none over keys] causal"));
+  OwningOpRef<ModuleOp> module = parse(
+      spec("40x6", "40x6", "40x5", "40x5", "norm [none over keys] causal"));
   ASSERT_TRUE(module);
   AttnReassociatePassOptions options;
   options.force = true;
@@ -202,7 +203,8 @@ TEST_F(ReassociateTest, SoftmaxApproximationIsTheEfficientAttentionOp) {
   options.force = true;
   options.allowSoftmaxApproximation = true;
   // The pass emits a remark; keep it off the test output.
-  ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) { return success(); });
+  ScopedDiagnosticHandler quiet(&context,
+                                [](Diagnostic &) { return success(); });
   expectSameFunction(*efficient, *reassociate(*module, options));
 }
 

@@ -307,8 +307,8 @@ TEST(ElementwiseTest, MulAndDivBroadcast) {
   expectValues(out, {2, 3}, {10, 20, 30, -2, -4, -6});
   ASSERT_OK(mul(T({}, {0.5}), T({2}, {4, 8}), out));
   expectValues(out, {2}, {2, 4});
-  EXPECT_ERROR(mul(Tensor({2, 3}), Tensor({2}), out), "mul", "broadcast",
-               "2x3", "lhs", "rhs");
+  EXPECT_ERROR(mul(Tensor({2, 3}), Tensor({2}), out), "mul", "broadcast", "2x3",
+               "lhs", "rhs");
 
   // a / (b + eps), b broadcast along the last dim.
   ASSERT_OK(div(T({2, 2}, {1, 2, 3, 4}), T({2, 1}, {1, 3}), 1.0, out));

@@ -1,8 +1,8 @@
 //===- attn-opt.cpp - Inspect and rewrite attention specs -----------------===//
 //
 // mlir-opt for the attn dialect: parses and verifies specs, runs attn passes
-// (--attn-cost, --attn-reassociate, ...) and the core transforms (canonicalize, cse). Registers
-// only what specs use, not every upstream dialect.
+// (--attn-cost, --attn-reassociate, ...) and the core transforms (canonicalize,
+// cse). Registers only what specs use, not every upstream dialect.
 //
 //===----------------------------------------------------------------------===//
 

@@ -28,17 +28,17 @@
 #include "mlir/AsmParser/AsmParserState.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Transforms/Passes.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -170,8 +170,7 @@ static void printSummary(StringRef label, const rt::Tensor &tensor) {
 /// --dynamic-size), rounded to f32 so f32 kernels and the reference see the
 /// same numbers. Returns an error message, or "" on success.
 static std::string makeRandomInput(RankedTensorType type, uint64_t seed,
-                                   const std::string &name,
-                                   rt::Tensor &input) {
+                                   const std::string &name, rt::Tensor &input) {
   std::vector<int64_t> shape;
   for (int64_t dim : type.getShape()) {
     if (ShapedType::isDynamic(dim)) {
@@ -214,7 +213,7 @@ static Difference compareResults(ArrayRef<rt::Tensor> original,
       if (std::isfinite(b))
         maxMagnitude = std::max(maxMagnitude, std::fabs(b));
     }
-    double relative = maxError == 0.0 ? 0.0
+    double relative = maxError == 0.0      ? 0.0
                       : maxMagnitude > 0.0 ? maxError / maxMagnitude
                                            : INFINITY;
     worst.absolute = std::max(worst.absolute, maxError);
@@ -272,8 +271,8 @@ static int verifyRewritesOf(MLIRContext &context, ModuleOp module,
                   " returns a different number of results after the pipeline");
     for (auto [b, a] : llvm::zip_equal(before, afterResults))
       if (b.shape != a.shape)
-        return fail("--verify-rewrites: @" + func.getSymName() +
-                    " returns " + a.shapeString() + " after the pipeline, " +
+        return fail("--verify-rewrites: @" + func.getSymName() + " returns " +
+                    a.shapeString() + " after the pipeline, " +
                     b.shapeString() + " before");
 
     // An op that carries attn.approximation makes the function approximate.

@@ -178,8 +178,8 @@ LogicalResult Interpreter::step(Operation *op) {
 
 /// Runs the branch the condition picks and binds the yielded values.
 LogicalResult Interpreter::ifOp(scf::IfOp op) {
-  Region &region =
-      scalars.lookup(op.getCondition()) ? op.getThenRegion() : op.getElseRegion();
+  Region &region = scalars.lookup(op.getCondition()) ? op.getThenRegion()
+                                                     : op.getElseRegion();
   if (region.empty())
     return op.emitError("the reference evaluator needs an else branch");
   FailureOr<Operation *> terminator = runBlock(region.front());
