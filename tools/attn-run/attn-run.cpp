@@ -2,14 +2,19 @@
 //
 //   attn-run SPEC [--func NAME] --input q=q.npy --input k.npy ... \
 //            [--random SEED] [--save-inputs DIR] [--output out.npy]
+//            [--reference | --check [--tolerance T]] [--bench N]
+//            [--target T]
 //
-// Evaluates one func.func of a spec with the reference runtime. Inputs are
+// Evaluates one func.func of a spec: by default with a Halide JIT kernel
+// (codegen/), with --reference on the reference runtime, with --check on
+// both, comparing them. Inputs are
 // matched to arguments by name (`q=file.npy`, the SSA name written in the
 // spec) or by position (bare `file.npy`, in argument order). Errors about
 // the spec carry file:line:col; errors about files name the file.
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/Codegen.h"
 #include "dialect/AttnDialect.h"
 #include "runtime/Npy.h"
 #include "runtime/Tensor.h"
@@ -36,6 +41,8 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <new>
 
@@ -73,6 +80,31 @@ static cl::list<std::string>
                 cl::value_desc("file.npy"), cl::cat(runCategory));
 static cl::opt<bool> quiet("quiet", cl::desc("Do not print the result summary"),
                            cl::cat(runCategory));
+static cl::opt<bool>
+    useReference("reference",
+                 cl::desc("Evaluate with the reference runtime instead of a "
+                          "Halide JIT kernel"),
+                 cl::cat(runCategory));
+static cl::opt<bool> check(
+    "check",
+    cl::desc("Run the JIT kernel and the reference runtime and print "
+             "`check: @f max abs err = X, max rel err = Y`, where rel err = "
+             "max|kernel - reference| / max|reference| over all results; "
+             "exit 1 when rel err > --tolerance"),
+    cl::cat(runCategory));
+static cl::opt<double>
+    tolerance("tolerance",
+              cl::desc("Largest max rel err --check accepts (default 1e-4)"),
+              cl::init(1e-4), cl::cat(runCategory));
+static cl::opt<unsigned> benchRuns(
+    "bench",
+    cl::desc("Time N runs of the JIT kernel (after one warm-up run) and print "
+             "`bench: @f median <ms> ms over N runs (min <ms> ms)`"),
+    cl::value_desc("N"), cl::init(0), cl::cat(runCategory));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("Halide target of the JIT kernel (default: host)"),
+           cl::init("host"), cl::cat(runCategory));
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-run") << message << "\n";
@@ -151,11 +183,13 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
-      "attn-run: evaluate an attention spec on .npy inputs with the "
-      "reference runtime\n\n"
+      "attn-run: evaluate an attention spec on .npy inputs with a Halide JIT "
+      "kernel (default) or the reference runtime (--reference)\n\n"
       "  attn-run spec.mlir --func f --input q=q.npy --input k=k.npy "
       "--input v=v.npy --output o.npy\n"
-      "  attn-run spec.mlir --random 7 --save-inputs inputs/ --output o.npy\n");
+      "  attn-run spec.mlir --random 7 --save-inputs inputs/ --output o.npy\n"
+      "  attn-run spec.mlir --random 7 --check      # JIT vs reference\n"
+      "  attn-run spec.mlir --random 7 --bench 20   # median JIT time\n");
 
   DialectRegistry registry;
   registry.insert<mlir::attn::AttnDialect, arith::ArithDialect,
@@ -273,9 +307,91 @@ int main(int argc, char **argv) {
     }
   }
 
+  if (useReference && (check || benchRuns > 0))
+    return fail("--reference cannot be combined with --check or --bench");
+
+  // The reference runtime: with --reference, and as the oracle of --check.
+  SmallVector<rt::Tensor> referenceResults;
+  if (useReference || check)
+    if (failed(mlir::attn::evaluateWithReference(func, inputs,
+                                                 referenceResults)))
+      return 1;
+
   SmallVector<rt::Tensor> results;
-  if (failed(mlir::attn::evaluateWithReference(func, inputs, results)))
-    return 1;
+  if (useReference) {
+    results = std::move(referenceResults);
+  } else {
+    namespace cg = mlir::attn::codegen;
+    cg::CompileOptions options;
+    options.target = target;
+    options.argNames = names;
+    FailureOr<std::unique_ptr<cg::JitKernel>> kernel =
+        cg::JitKernel::compile(func, options);
+    if (failed(kernel))
+      return 1;
+    std::vector<cg::HostTensor> hostInputs;
+    for (const rt::Tensor &input : inputs)
+      hostInputs.push_back({input.shape, input.data});
+    if (failed((*kernel)->setInputs(hostInputs)) || failed((*kernel)->run()))
+      return 1;
+    if (benchRuns > 0) {
+      std::vector<double> times;
+      for (unsigned run = 0; run < benchRuns; ++run) {
+        auto start = std::chrono::steady_clock::now();
+        if (failed((*kernel)->run()))
+          return 1;
+        auto stop = std::chrono::steady_clock::now();
+        times.push_back(
+            std::chrono::duration<double, std::milli>(stop - start).count());
+      }
+      std::sort(times.begin(), times.end());
+      size_t count = times.size();
+      double median = count % 2 ? times[count / 2]
+                                : 0.5 * (times[count / 2 - 1] + times[count / 2]);
+      llvm::outs() << "bench: @" << func.getSymName() << " median "
+                   << llvm::format("%.4f", median) << " ms over " << count
+                   << " runs (min " << llvm::format("%.4f", times.front())
+                   << " ms)\n";
+    }
+    for (cg::HostTensor &result : (*kernel)->results())
+      results.push_back(
+          rt::Tensor(std::move(result.shape), std::move(result.data)));
+  }
+
+  if (check) {
+    // rel err = max |kernel - reference| / max |reference| over all results.
+    double maxAbsError = 0.0, maxReference = 0.0;
+    for (auto [kernelResult, referenceResult] :
+         llvm::zip_equal(results, referenceResults)) {
+      if (kernelResult.shape != referenceResult.shape)
+        return fail("check: @" + func.getSymName() + " kernel result has " +
+                    "shape " + kernelResult.shapeString() +
+                    " but the reference has " + referenceResult.shapeString());
+      for (auto [a, b] : llvm::zip_equal(kernelResult.data,
+                                         referenceResult.data)) {
+        // NaN or inf where the reference has a number (or the reverse) is
+        // an infinite error; equal non-finite values agree.
+        double error = a == b ? 0.0 : std::fabs(a - b);
+        if (std::isnan(error) || (std::isnan(a) != std::isnan(b)))
+          error = INFINITY;
+        maxAbsError = std::max(maxAbsError, error);
+        if (std::isfinite(b))
+          maxReference = std::max(maxReference, std::fabs(b));
+      }
+    }
+    double relError = maxAbsError == 0.0  ? 0.0
+                      : maxReference > 0.0 ? maxAbsError / maxReference
+                                           : INFINITY;
+    llvm::outs() << "check: @" << func.getSymName() << " max abs err = "
+                 << llvm::format("%.3e", maxAbsError) << ", max rel err = "
+                 << llvm::format("%.3e", relError) << "\n";
+    if (!(relError <= tolerance)) {
+      llvm::errs() << "check: @" << func.getSymName() << " FAILED: max rel err "
+                   << llvm::format("%.3e", relError) << " > tolerance "
+                   << llvm::format("%.3e", tolerance.getValue()) << "\n";
+      return 1;
+    }
+  }
 
   if (outputFiles.size() > results.size())
     return fail("--output given " + llvm::Twine(outputFiles.size()) +

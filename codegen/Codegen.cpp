@@ -1,0 +1,300 @@
+//===- Codegen.cpp - AOT and JIT entry points -----------------------------===//
+//
+// The library boundary: every Halide call runs inside `guarded`, which turns
+// Halide exceptions (CompileError, RuntimeError, InternalError, any
+// Halide::Error) into MLIR diagnostics, so no exception escapes to the
+// (exception-free) tools.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Codegen.h"
+
+#include "codegen/Algorithm.h"
+#include "codegen/Schedule.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::codegen;
+
+namespace {
+
+std::string trimmed(const char *text) {
+  return StringRef(text).trim().str();
+}
+
+/// Runs `body`; a Halide (or other C++) exception becomes an error at `loc`
+/// prefixed with `what`.
+template <typename Body>
+LogicalResult guarded(Location loc, const llvm::Twine &what, Body &&body) {
+  try {
+    return body();
+  } catch (const Halide::CompileError &e) {
+    emitError(loc) << what << ": Halide compile error: " << trimmed(e.what());
+  } catch (const Halide::RuntimeError &e) {
+    emitError(loc) << what << ": Halide runtime error: " << trimmed(e.what());
+  } catch (const Halide::InternalError &e) {
+    emitError(loc) << what << ": Halide internal error: " << trimmed(e.what());
+  } catch (const Halide::Error &e) {
+    emitError(loc) << what << ": Halide error: " << trimmed(e.what());
+  } catch (const std::exception &e) {
+    emitError(loc) << what << ": " << e.what();
+  }
+  return failure();
+}
+
+FailureOr<Halide::Target> parseTarget(StringRef text, Location loc) {
+  if (text == "host")
+    return Halide::get_host_target();
+  if (!Halide::Target::validate_target_string(text.str())) {
+    emitError(loc) << "unknown Halide target '" << text
+                   << "' (examples: host, x86-64-linux-avx2, "
+                      "x86-64-linux-avx512, arm-64-linux)";
+    return failure();
+  }
+  Halide::Target target(text.str());
+  return target;
+}
+
+bool isIdentifier(StringRef name) {
+  if (name.empty() || llvm::isDigit(name.front()))
+    return false;
+  return llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+/// Argument names usable as C identifiers and unique (else "argN").
+std::vector<std::string> cleanArgNames(func::FuncOp func,
+                                       const std::vector<std::string> &names) {
+  std::vector<std::string> result;
+  std::set<std::string> seen;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    std::string name = i < names.size() ? names[i] : "";
+    if (!isIdentifier(name) || name == func.getSymName() ||
+        !seen.insert(name).second)
+      name = "arg" + std::to_string(i);
+    result.push_back(name);
+  }
+  return result;
+}
+
+/// Builds and schedules the pipeline of `func`. Throws Halide errors.
+FailureOr<KernelAlgorithm> buildScheduled(func::FuncOp func,
+                                          const CompileOptions &options,
+                                          const Halide::Target &target) {
+  if (!isIdentifier(func.getSymName())) {
+    func.emitError("kernel name '")
+        << func.getSymName() << "' is not a C identifier";
+    return failure();
+  }
+  FailureOr<KernelAlgorithm> algorithm =
+      buildAlgorithm(func, cleanArgNames(func, options.argNames));
+  if (failed(algorithm))
+    return failure();
+  scheduleKernel(*algorithm, options.schedule, target);
+  return algorithm;
+}
+
+} // namespace
+
+LogicalResult mlir::attn::codegen::checkTarget(StringRef target, Location loc) {
+  return guarded(loc, "target", [&] {
+    return success(succeeded(parseTarget(target, loc)));
+  });
+}
+
+LogicalResult mlir::attn::codegen::compileToFiles(func::FuncOp func,
+                                                  StringRef dir,
+                                                  const CompileOptions &options,
+                                                  const EmitOptions &emit) {
+  Location loc = func.getLoc();
+  return guarded(loc, "compiling @" + func.getSymName(), [&] {
+    FailureOr<Halide::Target> target = parseTarget(options.target, loc);
+    if (failed(target))
+      return failure();
+    // The runtime comes from compileRuntime, once per app.
+    Halide::Target kernelTarget =
+        target->with_feature(Halide::Target::NoRuntime);
+    FailureOr<KernelAlgorithm> algorithm =
+        buildScheduled(func, options, kernelTarget);
+    if (failed(algorithm))
+      return failure();
+    auto path = [&](StringRef extension) {
+      SmallString<256> file(dir);
+      llvm::sys::path::append(file, func.getSymName() + extension);
+      return std::string(file);
+    };
+    std::map<Halide::OutputFileType, std::string> outputs = {
+        {Halide::OutputFileType::static_library, path(".a")},
+        {Halide::OutputFileType::c_header, path(".h")}};
+    if (emit.stmt)
+      outputs[Halide::OutputFileType::stmt] = path(".stmt");
+    if (emit.html)
+      outputs[Halide::OutputFileType::stmt_html] = path(".stmt.html");
+    if (emit.assembly)
+      outputs[Halide::OutputFileType::assembly] = path(".s");
+    algorithm->pipeline().compile_to(outputs, algorithm->arguments(),
+                                     func.getSymName().str(), kernelTarget);
+    return success();
+  });
+}
+
+LogicalResult mlir::attn::codegen::compileRuntime(StringRef path,
+                                                  StringRef target,
+                                                  Location loc) {
+  return guarded(loc, "compiling the Halide runtime", [&] {
+    FailureOr<Halide::Target> parsed = parseTarget(target, loc);
+    if (failed(parsed))
+      return failure();
+    Halide::compile_standalone_runtime(
+        {{Halide::OutputFileType::static_library, path.str()}}, *parsed);
+    return success();
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// JIT
+//===----------------------------------------------------------------------===//
+
+struct JitKernel::Impl {
+  Location loc;
+  std::string name;
+  KernelAlgorithm algorithm;
+  Halide::Pipeline pipeline;
+  Halide::Target target;
+  std::vector<RankedTensorType> argTypes;
+  std::vector<Halide::Buffer<>> inputs, outputs;
+};
+
+JitKernel::JitKernel(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
+JitKernel::~JitKernel() = default;
+
+FailureOr<std::unique_ptr<JitKernel>>
+JitKernel::compile(func::FuncOp func, const CompileOptions &options) {
+  auto impl = std::make_unique<Impl>(Impl{func.getLoc(),
+                                          func.getSymName().str(),
+                                          {},
+                                          {},
+                                          {},
+                                          {},
+                                          {},
+                                          {}});
+  for (Type type : func.getArgumentTypes())
+    if (auto tensor = dyn_cast<RankedTensorType>(type))
+      impl->argTypes.push_back(tensor);
+  LogicalResult result =
+      guarded(impl->loc, "JIT-compiling @" + func.getSymName(), [&] {
+        FailureOr<Halide::Target> target = parseTarget(options.target, impl->loc);
+        if (failed(target))
+          return failure();
+        impl->target = *target;
+        FailureOr<KernelAlgorithm> algorithm =
+            buildScheduled(func, options, *target);
+        if (failed(algorithm))
+          return failure();
+        impl->algorithm = std::move(*algorithm);
+        impl->pipeline = impl->algorithm.pipeline();
+        impl->pipeline.compile_jit(*target);
+        return success();
+      });
+  if (failed(result))
+    return failure();
+  return std::unique_ptr<JitKernel>(new JitKernel(std::move(impl)));
+}
+
+LogicalResult JitKernel::setInputs(ArrayRef<HostTensor> inputs) {
+  Impl &k = *impl;
+  if (inputs.size() != k.algorithm.inputs.size())
+    return emitError(k.loc) << "@" << k.name << " takes "
+                            << k.algorithm.inputs.size() << " inputs, got "
+                            << inputs.size();
+  return guarded(k.loc, "binding the inputs of @" + k.name, [&] {
+    k.inputs.clear();
+    std::map<std::string, Halide::Expr> sizes;
+    for (auto [index, input] : llvm::enumerate(inputs)) {
+      Halide::ImageParam &param = k.algorithm.inputs[index];
+      RankedTensorType type = k.argTypes[index];
+      bool fits = static_cast<int64_t>(input.shape.size()) == type.getRank();
+      for (size_t d = 0; fits && d < input.shape.size(); ++d)
+        fits = (type.isDynamicDim(d) || type.getDimSize(d) == input.shape[d]) &&
+               input.shape[d] <= std::numeric_limits<int32_t>::max();
+      if (!fits) {
+        std::string shape = llvm::join(
+            llvm::map_range(input.shape,
+                            [](int64_t s) { return std::to_string(s); }),
+            "x");
+        emitError(k.loc) << "input #" << index << " ('" << param.name()
+                         << "') has shape " << shape
+                         << " but the function expects " << type;
+        return failure();
+      }
+      std::vector<int> extents;
+      for (size_t d = input.shape.size(); d-- > 0;)
+        extents.push_back(static_cast<int>(input.shape[d]));
+      Halide::Buffer<> buffer(param.type(), extents, param.name());
+      size_t count = input.data.size();
+      if (param.type().bits() == 64)
+        std::copy(input.data.begin(), input.data.end(),
+                  static_cast<double *>(buffer.data()));
+      else
+        for (size_t i = 0; i < count; ++i)
+          static_cast<float *>(buffer.data())[i] =
+              static_cast<float>(input.data[i]);
+      param.set(buffer);
+      for (size_t d = 0; d < extents.size(); ++d)
+        sizes[param.name() + ".extent." + std::to_string(d)] =
+            Halide::Expr(extents[d]);
+      k.inputs.push_back(buffer);
+    }
+    // Result sizes follow from the input sizes.
+    k.outputs.clear();
+    for (const TensorFunc &output : k.algorithm.outputs) {
+      std::vector<int> extents;
+      for (size_t d = output.rank(); d-- > 0;) {
+        Halide::Expr size = Halide::Internal::simplify(
+            Halide::Internal::substitute(sizes, output.shape[d]));
+        auto value = Halide::Internal::as_const_int(size);
+        if (!value || *value < 0) {
+          emitError(k.loc) << "cannot compute dim " << d << " of result '"
+                           << output.func.name() << "' from the input sizes";
+          return failure();
+        }
+        extents.push_back(static_cast<int>(*value));
+      }
+      k.outputs.emplace_back(output.type, extents, output.func.name());
+    }
+    return success();
+  });
+}
+
+LogicalResult JitKernel::run() {
+  Impl &k = *impl;
+  return guarded(k.loc, "running @" + k.name, [&] {
+    std::vector<Halide::Buffer<>> outputs = k.outputs;
+    k.pipeline.realize(Halide::Realization(outputs), k.target);
+    return success();
+  });
+}
+
+std::vector<HostTensor> JitKernel::results() const {
+  std::vector<HostTensor> results;
+  for (const Halide::Buffer<> &buffer : impl->outputs) {
+    HostTensor tensor;
+    for (int d = buffer.dimensions(); d-- > 0;)
+      tensor.shape.push_back(buffer.dim(d).extent());
+    size_t count = buffer.number_of_elements();
+    tensor.data.resize(count);
+    if (buffer.type().bits() == 64)
+      std::copy_n(static_cast<const double *>(buffer.data()), count,
+                  tensor.data.begin());
+    else
+      for (size_t i = 0; i < count; ++i)
+        tensor.data[i] = static_cast<const float *>(buffer.data())[i];
+    results.push_back(std::move(tensor));
+  }
+  return results;
+}
