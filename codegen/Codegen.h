@@ -46,9 +46,11 @@ struct EmitOptions {
   bool assembly = false; ///< <name>.s
 };
 
-/// Returns failure (and emits an error at `loc`) unless `target` is a valid
-/// Halide target string.
-LogicalResult checkTarget(StringRef target, Location loc);
+/// True if `target` is "host" or a valid Halide target string.
+bool isValidTarget(StringRef target);
+
+/// What tools print for an invalid target.
+std::string invalidTargetMessage(StringRef target);
 
 /// Writes <dir>/<name>.a and <dir>/<name>.h (plus what `emit` asks for) for
 /// `func`, where <name> is the function's symbol name. The library does not

@@ -19,6 +19,7 @@
 #include "runtime/Npy.h"
 #include "runtime/Tensor.h"
 #include "tools/common/ReferenceEvaluator.h"
+#include "tools/common/SpecLoader.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/AsmParser/AsmParserState.h"
@@ -111,49 +112,6 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-namespace {
-/// A parsed spec and the source names of its functions' arguments.
-struct LoadedSpec {
-  OwningOpRef<ModuleOp> module;
-  AsmParserState parserState;
-};
-} // namespace
-
-/// The name an argument has in the source (`%q` -> "q"), else "argN".
-static std::string argumentName(const AsmParserState &state, func::FuncOp func,
-                                unsigned index) {
-  if (const AsmParserState::BlockDefinition *def =
-          state.getBlockDef(&func.getBody().front())) {
-    if (index < def->arguments.size()) {
-      llvm::SMRange range = def->arguments[index].loc;
-      if (range.isValid()) {
-        StringRef text(range.Start.getPointer(),
-                       range.End.getPointer() - range.Start.getPointer());
-        if (text.consume_front("%") && !text.empty())
-          return text.str();
-      }
-    }
-  }
-  return "arg" + std::to_string(index);
-}
-
-static LogicalResult loadSpec(MLIRContext &context, llvm::SourceMgr &sourceMgr,
-                              LoadedSpec &spec) {
-  spec.module = ModuleOp::create(UnknownLoc::get(&context));
-  ParserConfig config(&context);
-  if (failed(parseAsmSourceFile(sourceMgr, spec.module->getBody(), config,
-                                &spec.parserState)))
-    return failure();
-  // A file that holds one explicit `module { ... }` is that module.
-  Block *body = spec.module->getBody();
-  if (llvm::hasSingleElement(*body))
-    if (auto inner = dyn_cast<ModuleOp>(body->front())) {
-      inner->remove();
-      spec.module = inner;
-    }
-  return verify(*spec.module);
-}
-
 static void printSummary(StringRef label, const rt::Tensor &tensor) {
   double minimum = INFINITY, maximum = -INFINITY, sum = 0.0;
   for (double value : tensor.data) {
@@ -208,8 +166,8 @@ int main(int argc, char **argv) {
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
-  LoadedSpec spec;
-  if (failed(loadSpec(context, sourceMgr, spec)))
+  mlir::attn::LoadedSpec spec;
+  if (failed(mlir::attn::loadSpec(context, sourceMgr, spec)))
     return 1;
 
   // Pick the function.
@@ -237,7 +195,7 @@ int main(int argc, char **argv) {
   unsigned numArgs = func.getNumArguments();
   std::vector<std::string> names;
   for (unsigned i = 0; i < numArgs; ++i)
-    names.push_back(argumentName(spec.parserState, func, i));
+    names.push_back(mlir::attn::argumentName(spec.parserState, func, i));
   std::vector<rt::Tensor> inputs(numArgs);
   std::vector<bool> given(numArgs, false);
   unsigned nextPositional = 0;
@@ -309,6 +267,18 @@ int main(int argc, char **argv) {
 
   if (useReference && (check || benchRuns > 0))
     return fail("--reference cannot be combined with --check or --bench");
+  if (!useReference && !mlir::attn::codegen::isValidTarget(target))
+    return fail(mlir::attn::codegen::invalidTargetMessage(target));
+
+  // Inputs must fit the argument types whichever way the function runs.
+  for (unsigned i = 0; i < numArgs; ++i)
+    if (auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType())) {
+      std::string mismatch = mlir::attn::describeShapeMismatch(inputs[i], type);
+      if (!mismatch.empty()) {
+        func.emitError("input #") << i << " " << mismatch;
+        return 1;
+      }
+    }
 
   // The reference runtime: with --reference, and as the oracle of --check.
   SmallVector<rt::Tensor> referenceResults;
