@@ -3,7 +3,8 @@
 //   attn-compile SPEC -o DIR [--func F]... [--target T]
 //                [--emit stmt,html,assembly]
 //                [--pass-pipeline P | --no-default-pipeline]
-//                [--runtime-name attn_runtime]
+//                [--runtime-name attn_runtime] [--no-runtime]
+//   attn-compile --runtime-only -o DIR [--target T]
 //
 // Runs the default pass pipeline (attn-default-pipeline), then writes for
 // each func.func <name>.a and <name>.h with Halide's AOT convention (one
@@ -42,7 +43,7 @@ namespace cg = mlir::attn::codegen;
 
 static cl::OptionCategory compileCategory("attn-compile options");
 
-static cl::opt<std::string> specFile(cl::Positional, cl::Required,
+static cl::opt<std::string> specFile(cl::Positional,
                                      cl::desc("<spec.mlir>"),
                                      cl::cat(compileCategory));
 static cl::opt<std::string> outputDir("o", cl::Required,
@@ -80,6 +81,16 @@ static cl::opt<std::string> runtimeName(
              "invocation (<name>.a; default attn_runtime)"),
     cl::init("attn_runtime"), cl::cat(compileCategory));
 
+static cl::opt<bool>
+    noRuntime("no-runtime",
+              cl::desc("Do not write the runtime (an app links one runtime "
+                       "for all its kernels)"),
+              cl::cat(compileCategory));
+static cl::opt<bool>
+    runtimeOnly("runtime-only",
+                cl::desc("Write only the runtime <runtime-name>.a; no SPEC"),
+                cl::cat(compileCategory));
+
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-compile") << message << "\n";
   return 1;
@@ -116,6 +127,23 @@ int main(int argc, char **argv) {
       return fail("--emit " + kind +
                   ": expected stmt, html or assembly (comma-separated)");
   }
+  if (runtimeOnly) {
+    if (!specFile.empty() || noRuntime)
+      return fail("--runtime-only takes no SPEC and excludes --no-runtime");
+    if (!cg::isValidTarget(target))
+      return fail(cg::invalidTargetMessage(target));
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+      return fail("cannot create " + outputDir + ": " + ec.message());
+    MLIRContext context;
+    SmallString<256> runtimePath(outputDir);
+    llvm::sys::path::append(runtimePath, runtimeName + ".a");
+    llvm::SourceMgr noSources;
+    SourceMgrDiagnosticHandler diagnostics(noSources, &context);
+    return failed(cg::compileRuntime(runtimePath, target,
+                                     UnknownLoc::get(&context)));
+  }
+  if (specFile.empty())
+    return fail("no SPEC given (see --help)");
   if (noDefaultPipeline && !passPipeline.empty())
     return fail("--no-default-pipeline and --pass-pipeline exclude each "
                 "other");
@@ -191,6 +219,8 @@ int main(int argc, char **argv) {
     if (failed(cg::compileToFiles(func, outputDir, options, emitOptions)))
       return 1;
   }
+  if (noRuntime)
+    return 0;
   SmallString<256> runtimePath(outputDir);
   llvm::sys::path::append(runtimePath, runtimeName + ".a");
   if (failed(cg::compileRuntime(runtimePath, target, spec.module->getLoc())))
