@@ -16,6 +16,9 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <dlfcn.h>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -167,35 +170,43 @@ LogicalResult mlir::attn::codegen::compileRuntime(StringRef path,
 // JIT
 //===----------------------------------------------------------------------===//
 
-struct JitKernel::Impl {
+struct Kernel::Impl {
   Location loc;
   std::string name;
   KernelAlgorithm algorithm;
-  Halide::Pipeline pipeline;
+  Halide::Pipeline pipeline; ///< JIT only
   Halide::Target target;
   std::vector<RankedTensorType> argTypes;
   std::vector<Halide::Buffer<>> inputs, outputs;
+  /// AOT only: the loaded shared object and its `<name>_argv` entry point.
+  void *library = nullptr;
+  int (*entry)(void **) = nullptr;
+
+  ~Impl() {
+    if (library)
+      dlclose(library);
+  }
 };
 
-JitKernel::JitKernel(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
-JitKernel::~JitKernel() = default;
+Kernel::Kernel(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
+Kernel::~Kernel() = default;
 
-FailureOr<std::unique_ptr<JitKernel>>
-JitKernel::compile(func::FuncOp func, const CompileOptions &options) {
-  auto impl = std::make_unique<Impl>(Impl{func.getLoc(),
-                                          func.getSymName().str(),
-                                          {},
-                                          {},
-                                          {},
-                                          {},
-                                          {},
-                                          {}});
+static std::unique_ptr<Kernel::Impl> newImpl(func::FuncOp func) {
+  auto impl = std::make_unique<Kernel::Impl>(
+      Kernel::Impl{func.getLoc(), func.getSymName().str()});
   for (Type type : func.getArgumentTypes())
     if (auto tensor = dyn_cast<RankedTensorType>(type))
       impl->argTypes.push_back(tensor);
+  return impl;
+}
+
+FailureOr<std::unique_ptr<Kernel>>
+Kernel::compileJit(func::FuncOp func, const CompileOptions &options) {
+  std::unique_ptr<Impl> impl = newImpl(func);
   LogicalResult result =
       guarded(impl->loc, "JIT-compiling @" + func.getSymName(), [&] {
-        FailureOr<Halide::Target> target = parseTarget(options.target, impl->loc);
+        FailureOr<Halide::Target> target =
+            parseTarget(options.target, impl->loc);
         if (failed(target))
           return failure();
         impl->target = *target;
@@ -210,10 +221,72 @@ JitKernel::compile(func::FuncOp func, const CompileOptions &options) {
       });
   if (failed(result))
     return failure();
-  return std::unique_ptr<JitKernel>(new JitKernel(std::move(impl)));
+  return std::unique_ptr<Kernel>(new Kernel(std::move(impl)));
 }
 
-LogicalResult JitKernel::setInputs(ArrayRef<HostTensor> inputs) {
+FailureOr<std::unique_ptr<Kernel>>
+Kernel::compileAot(func::FuncOp func, const CompileOptions &options,
+                   StringRef workDir) {
+  std::unique_ptr<Impl> impl = newImpl(func);
+  Location loc = impl->loc;
+  if (failed(compileToFiles(func, workDir, options, EmitOptions())))
+    return failure();
+  auto path = [&](const llvm::Twine &file) {
+    SmallString<256> result(workDir);
+    llvm::sys::path::append(result, file);
+    return std::string(result);
+  };
+  std::string runtime = path("attn_runtime.a");
+  if (failed(compileRuntime(runtime, options.target, loc)))
+    return failure();
+  // The shapes and element types of the results, without compiling again.
+  LogicalResult built = guarded(loc, "compiling @" + func.getSymName(), [&] {
+    FailureOr<Halide::Target> target = parseTarget(options.target, loc);
+    if (failed(target))
+      return failure();
+    FailureOr<KernelAlgorithm> algorithm = buildScheduled(func, options, *target);
+    if (failed(algorithm))
+      return failure();
+    impl->algorithm = std::move(*algorithm);
+    return success();
+  });
+  if (failed(built))
+    return failure();
+
+  llvm::ErrorOr<std::string> compiler = llvm::sys::findProgramByName("c++");
+  if (!compiler)
+    return emitError(loc, "cannot link the AOT kernel: no `c++` on PATH");
+  std::string library = path(func.getSymName() + ".so");
+  std::string archive = path(func.getSymName() + ".a");
+  // -Bsymbolic: the kernel uses its own runtime, not halide_* symbols of
+  // another library loaded in this process.
+  SmallVector<StringRef> argv = {*compiler,
+                                 "-shared",
+                                 "-o",
+                                 library,
+                                 "-Wl,-Bsymbolic",
+                                 "-Wl,--whole-archive",
+                                 archive,
+                                 runtime,
+                                 "-Wl,--no-whole-archive",
+                                 "-lpthread",
+                                 "-ldl"};
+  std::string message;
+  if (llvm::sys::ExecuteAndWait(*compiler, argv, std::nullopt, {}, 0, 0,
+                                &message) != 0)
+    return emitError(loc, "linking ") << library << " failed: " << message;
+  impl->library = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!impl->library)
+    return emitError(loc, "cannot load ") << library << ": " << dlerror();
+  std::string entry = func.getSymName().str() + "_argv";
+  impl->entry =
+      reinterpret_cast<int (*)(void **)>(dlsym(impl->library, entry.c_str()));
+  if (!impl->entry)
+    return emitError(loc, "") << library << " has no symbol " << entry;
+  return std::unique_ptr<Kernel>(new Kernel(std::move(impl)));
+}
+
+LogicalResult Kernel::setInputs(ArrayRef<HostTensor> inputs) {
   Impl &k = *impl;
   if (inputs.size() != k.algorithm.inputs.size())
     return emitError(k.loc) << "@" << k.name << " takes "
@@ -278,8 +351,19 @@ LogicalResult JitKernel::setInputs(ArrayRef<HostTensor> inputs) {
   });
 }
 
-LogicalResult JitKernel::run() {
+LogicalResult Kernel::run() {
   Impl &k = *impl;
+  if (k.entry) {
+    std::vector<void *> args;
+    for (Halide::Buffer<> &buffer : k.inputs)
+      args.push_back(buffer.raw_buffer());
+    for (Halide::Buffer<> &buffer : k.outputs)
+      args.push_back(buffer.raw_buffer());
+    if (int error = k.entry(args.data()))
+      return emitError(k.loc) << "running @" << k.name
+                              << ": the AOT kernel returned error " << error;
+    return success();
+  }
   return guarded(k.loc, "running @" + k.name, [&] {
     std::vector<Halide::Buffer<>> outputs = k.outputs;
     k.pipeline.realize(Halide::Realization(outputs), k.target);
@@ -287,7 +371,7 @@ LogicalResult JitKernel::run() {
   });
 }
 
-std::vector<HostTensor> JitKernel::results() const {
+std::vector<HostTensor> Kernel::results() const {
   std::vector<HostTensor> results;
   for (const Halide::Buffer<> &buffer : impl->outputs) {
     HostTensor tensor;

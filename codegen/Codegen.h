@@ -70,12 +70,21 @@ struct HostTensor {
   std::vector<double> data;
 };
 
-/// A JIT-compiled kernel. Errors are emitted at the function's location.
-class JitKernel {
+/// A compiled kernel that runs in this process: JIT-compiled, or compiled
+/// ahead of time exactly as attn-compile does (static library + runtime),
+/// linked into a shared object and loaded, so tests can check the AOT code
+/// path against the reference runtime. Errors are emitted at the function's
+/// location.
+class Kernel {
 public:
-  static FailureOr<std::unique_ptr<JitKernel>>
-  compile(func::FuncOp func, const CompileOptions &options);
-  ~JitKernel();
+  static FailureOr<std::unique_ptr<Kernel>>
+  compileJit(func::FuncOp func, const CompileOptions &options);
+  /// Writes <name>.a, attn_runtime.a and <name>.so into `workDir` (which
+  /// must exist); needs a C++ compiler driver (`c++`) to link the .so.
+  static FailureOr<std::unique_ptr<Kernel>>
+  compileAot(func::FuncOp func, const CompileOptions &options,
+             StringRef workDir);
+  ~Kernel();
 
   /// Copies the inputs (one per argument, in order) into kernel buffers and
   /// allocates the results. Inputs that do not fit the argument types fail.
@@ -85,9 +94,10 @@ public:
   /// The results of the last run.
   std::vector<HostTensor> results() const;
 
+  struct Impl; ///< defined in Codegen.cpp
+
 private:
-  struct Impl;
-  explicit JitKernel(std::unique_ptr<Impl> impl);
+  explicit Kernel(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl;
 };
 

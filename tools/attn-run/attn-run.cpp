@@ -32,6 +32,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -88,7 +89,7 @@ static cl::opt<bool>
                  cl::cat(runCategory));
 static cl::opt<bool> check(
     "check",
-    cl::desc("Run the JIT kernel and the reference runtime and print "
+    cl::desc("Run the kernel and the reference runtime and print "
              "`check: @f max abs err = X, max rel err = Y`, where rel err = "
              "max|kernel - reference| / max|reference| over all results; "
              "exit 1 when rel err > --tolerance"),
@@ -99,9 +100,15 @@ static cl::opt<double>
               cl::init(1e-4), cl::cat(runCategory));
 static cl::opt<unsigned> benchRuns(
     "bench",
-    cl::desc("Time N runs of the JIT kernel (after one warm-up run) and print "
+    cl::desc("Time N runs of the kernel (after one warm-up run) and print "
              "`bench: @f median <ms> ms over N runs (min <ms> ms)`"),
     cl::value_desc("N"), cl::init(0), cl::cat(runCategory));
+static cl::opt<bool> aot(
+    "aot",
+    cl::desc("Compile the kernel ahead of time as attn-compile does (static "
+             "library + runtime, linked into a temporary shared object with "
+             "`c++`) instead of JIT-compiling it"),
+    cl::cat(runCategory));
 static cl::opt<std::string>
     target("target",
            cl::desc("Halide target of the JIT kernel (default: host)"),
@@ -265,8 +272,9 @@ int main(int argc, char **argv) {
     }
   }
 
-  if (useReference && (check || benchRuns > 0))
-    return fail("--reference cannot be combined with --check or --bench");
+  if (useReference && (check || benchRuns > 0 || aot))
+    return fail("--reference cannot be combined with --check, --bench or "
+                "--aot");
   if (!useReference && !mlir::attn::codegen::isValidTarget(target))
     return fail(mlir::attn::codegen::invalidTargetMessage(target));
 
@@ -295,8 +303,20 @@ int main(int argc, char **argv) {
     cg::CompileOptions options;
     options.target = target;
     options.argNames = names;
-    FailureOr<std::unique_ptr<cg::JitKernel>> kernel =
-        cg::JitKernel::compile(func, options);
+    SmallString<128> aotDir;
+    if (aot) {
+      if (std::error_code ec =
+              llvm::sys::fs::createUniqueDirectory("attn-run-aot", aotDir))
+        return fail("cannot create a temporary directory: " + ec.message());
+    }
+    // Removes the AOT files however this block is left.
+    auto cleanup = llvm::make_scope_exit([&] {
+      if (!aotDir.empty())
+        llvm::sys::fs::remove_directories(aotDir);
+    });
+    FailureOr<std::unique_ptr<cg::Kernel>> kernel =
+        aot ? cg::Kernel::compileAot(func, options, aotDir)
+            : cg::Kernel::compileJit(func, options);
     if (failed(kernel))
       return 1;
     std::vector<cg::HostTensor> hostInputs;
