@@ -19,6 +19,8 @@
 #include "llvm/Support/Program.h"
 
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -100,6 +102,62 @@ FailureOr<KernelAlgorithm> buildScheduled(func::FuncOp func,
   return algorithm;
 }
 
+/// Runs the LLVM part of an AOT compilation in a child process. LLVM inside
+/// Halide reports some backend failures (e.g. instruction selection on
+/// targets it supports only partly) with abort(); a child that dies becomes
+/// an error here instead of taking the tool down. Halide exceptions in the
+/// child are passed back through a pipe.
+template <typename Body>
+LogicalResult compileIsolated(Location loc, const std::string &target,
+                              Body &&body) {
+  int fds[2];
+  if (pipe(fds) != 0) { // no isolation possible: compile in process
+    body();
+    return success();
+  }
+  pid_t child = fork();
+  if (child < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    body();
+    return success();
+  }
+  if (child == 0) {
+    close(fds[0]);
+    std::string message;
+    try {
+      body();
+    } catch (const Halide::Error &e) {
+      message = std::string("Halide error: ") + e.what();
+    } catch (const std::exception &e) {
+      message = e.what();
+    }
+    if (!message.empty())
+      (void)!write(fds[1], message.data(), message.size());
+    _exit(message.empty() ? 0 : 1);
+  }
+  close(fds[1]);
+  std::string message;
+  char chunk[4096];
+  for (ssize_t n; (n = read(fds[0], chunk, sizeof(chunk))) > 0;)
+    message.append(chunk, n);
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return success();
+  if (WIFSIGNALED(status)) {
+    emitError(loc) << "LLVM inside Halide crashed (signal " << WTERMSIG(status)
+                   << ") generating code for target " << target
+                   << "; its message is above. (The plain `avx512` feature "
+                      "lacks AVX-512VL; x86-64-linux-avx512_skylake has it.)";
+    return failure();
+  }
+  emitError(loc) << StringRef(message).trim();
+  return failure();
+}
+
 } // namespace
 
 bool mlir::attn::codegen::isValidTarget(StringRef target) {
@@ -147,9 +205,10 @@ LogicalResult mlir::attn::codegen::compileToFiles(func::FuncOp func,
       outputs[Halide::OutputFileType::stmt_html] = path(".stmt.html");
     if (emit.assembly)
       outputs[Halide::OutputFileType::assembly] = path(".s");
-    algorithm->pipeline().compile_to(outputs, algorithm->arguments(),
-                                     func.getSymName().str(), kernelTarget);
-    return success();
+    return compileIsolated(loc, target->to_string(), [&] {
+      algorithm->pipeline().compile_to(outputs, algorithm->arguments(),
+                                       func.getSymName().str(), kernelTarget);
+    });
   });
 }
 

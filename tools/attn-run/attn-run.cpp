@@ -376,6 +376,7 @@ int main(int argc, char **argv) {
                  << llvm::format("%.3e", maxAbsError) << ", max rel err = "
                  << llvm::format("%.3e", relError) << "\n";
     if (!(relError <= tolerance)) {
+      llvm::outs().flush();
       llvm::errs() << "check: @" << func.getSymName() << " FAILED: max rel err "
                    << llvm::format("%.3e", relError) << " > tolerance "
                    << llvm::format("%.3e", tolerance.getValue()) << "\n";
