@@ -116,8 +116,14 @@ void mlir::attn::codegen::schedulePositionReduction(Func f,
   partial.compute_root()
       .vectorize(inner, vector, TailStrategy::GuardWithIf)
       .parallel(u);
+  // Each parallel task (u) runs its whole chunk: u outermost, positions
+  // next, the vectorized var innermost.
+  std::vector<Halide::VarOrRVar> order = {inner, chunkInner};
+  for (size_t i = 1; i < args.size(); ++i)
+    order.push_back(args[i]);
+  order.push_back(u);
   partial.update()
-      .reorder(inner, chunkInner)
+      .reorder(order)
       .vectorize(inner, vector, TailStrategy::GuardWithIf)
       .parallel(u);
   f.update().vectorize(inner, vector, TailStrategy::GuardWithIf);
