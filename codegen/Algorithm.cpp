@@ -222,7 +222,7 @@ FailureOr<Halide::Type> KernelBuilder::elementType(Operation *op, Type type) {
 
 FailureOr<std::vector<Expr>>
 KernelBuilder::extents(Operation *op, RankedTensorType type,
-                 const std::vector<Expr> &computed) {
+                       const std::vector<Expr> &computed) {
   std::vector<Expr> result;
   for (int64_t d = 0; d < type.getRank(); ++d) {
     if (type.isDynamicDim(d)) {
@@ -255,7 +255,7 @@ void KernelBuilder::requireEqual(Expr a, Expr b, const std::string &what) {
 
 std::vector<Expr>
 KernelBuilder::broadcastShape(const std::vector<std::vector<Expr>> &shapes,
-                        const std::string &what) {
+                              const std::string &what) {
   size_t rank = 0;
   for (const auto &shape : shapes)
     rank = std::max(rank, shape.size());
@@ -283,8 +283,8 @@ KernelBuilder::broadcastShape(const std::vector<std::vector<Expr>> &shapes,
 }
 
 Index KernelBuilder::broadcastIndex(const std::vector<Expr> &shape,
-                              const std::vector<Expr> &resultShape,
-                              const Index &index) {
+                                    const std::vector<Expr> &resultShape,
+                                    const Index &index) {
   Index result;
   size_t offset = resultShape.size() - shape.size();
   for (size_t d = 0; d < shape.size(); ++d) {
@@ -296,9 +296,9 @@ Index KernelBuilder::broadcastIndex(const std::vector<Expr> &shape,
 }
 
 void KernelBuilder::bind(Operation *op, Family family, TensorFunc result,
-                   std::map<std::string, Func> stages,
-                   std::map<std::string, RDom> domains,
-                   std::map<std::string, int64_t> info) {
+                         std::map<std::string, Func> stages,
+                         std::map<std::string, RDom> domains,
+                         std::map<std::string, int64_t> info) {
   values[op->getResult(0)] = result;
   algorithm.ops.push_back({family, result.func.name(), result,
                            std::move(stages), std::move(domains),
@@ -625,9 +625,9 @@ LogicalResult KernelBuilder::lowerAdd(Operation *operation) {
   return success();
 }
 
-Expr KernelBuilder::bilinearSample(const TensorFunc &value, Expr n, Expr h, Expr d,
-                             Expr start, Expr height, Expr width, Expr x,
-                             Expr y, bool alignCorners) {
+Expr KernelBuilder::bilinearSample(const TensorFunc &value, Expr n, Expr h,
+                                   Expr d, Expr start, Expr height, Expr width,
+                                   Expr x, Expr y, bool alignCorners) {
   Halide::Type type = value.type;
   Expr w = Halide::cast(type, width), hgt = Halide::cast(type, height);
   Expr one = constant(type, 1.0), half = constant(type, 0.5);
@@ -734,8 +734,7 @@ LogicalResult KernelBuilder::lowerExpandShape(Operation *operation) {
       linear = linear * (*shape)[d] + vars[d];
     inputIndex.push_back(linear);
   }
-  for (auto [inputDim, group] :
-       llvm::enumerate(op.getReassociationIndices())) {
+  for (auto [inputDim, group] : llvm::enumerate(op.getReassociationIndices())) {
     Expr size = 1;
     for (int64_t d : group)
       size = size * (*shape)[d];
@@ -793,8 +792,8 @@ LogicalResult KernelBuilder::lowerConstant(Operation *operation) {
   FailureOr<std::vector<Expr>> shape = extents(op, type, {});
   if (failed(shape))
     return failure();
-  Halide::Type elem = type.getElementType().isF64() ? Halide::Float(64)
-                                                    : Halide::Float(32);
+  Halide::Type elem =
+      type.getElementType().isF64() ? Halide::Float(64) : Halide::Float(32);
   std::string name = freshName("constant");
   std::vector<Var> vars = makeVars(type.getRank());
   Func result(name);
@@ -865,7 +864,7 @@ LogicalResult KernelBuilder::lowerExternal(Operation *operation) {
 //   last step's division is applied after the product with V when that
 //   step is over keys (one division per output instead of per score).
 LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
-                                           const DotProductSpec &spec) {
+                                                 const DotProductSpec &spec) {
   const TensorFunc &q = get(spec.query);
   const TensorFunc &k = get(spec.key);
   const TensorFunc &v = get(spec.value);
@@ -1128,7 +1127,8 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
     stages["context_norm"] = contextNorm;
     define(acc, with({i, e}), zero);
     update(acc, at({i, e}),
-           call(acc, at({i, e})) + queryWeight * call(contextNorm, at({rd, e})));
+           call(acc, at({i, e})) +
+               queryWeight * call(contextNorm, at({rd, e})));
     define(result, with({i, e}), call(acc, at({i, e})) / call(qsum, at({i})));
   } else {
     define(context, with({d, e}), zero);
@@ -1137,8 +1137,7 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
     define(acc, with({i, e}), zero);
     update(acc, at({i, e}),
            call(acc, at({i, e})) + qAt(i, rd) * call(context, at({rd, e})));
-    define(result, with({i, e}),
-           call(acc, at({i, e})) / Halide::cast(type, n));
+    define(result, with({i, e}), call(acc, at({i, e})) / Halide::cast(type, n));
   }
   stages["context"] = context;
   stages["acc"] = acc;
@@ -1168,9 +1167,9 @@ LogicalResult KernelBuilder::lowerDeformable(Operation *operation) {
     requireEqual(weights.shape[d], loc.shape[d],
                  name + " attention_weights dim " + std::to_string(d));
   Expr depth = value.shape[3];
-  std::vector<Expr> computed = {loc.shape[0], loc.shape[1],
-                                Halide::Internal::simplify(loc.shape[2] *
-                                                           depth)};
+  std::vector<Expr> computed = {
+      loc.shape[0], loc.shape[1],
+      Halide::Internal::simplify(loc.shape[2] * depth)};
   FailureOr<std::vector<Expr>> shape =
       extents(op, cast<RankedTensorType>(op.getType()), computed);
   if (failed(shape))

@@ -1,4 +1,5 @@
-//===- Algorithm.h - attn ops as Halide Func graphs (internal) ---*- C++ -*-===//
+//===- Algorithm.h - attn ops as Halide Func graphs (internal) ---*- C++
+//-*-===//
 //
 // The algorithm half of code generation: every op of a func.func becomes one
 // Halide Func named after it (`matmul_0`, `dot_product_1`, ...) plus named
@@ -37,20 +38,20 @@ struct TensorFunc {
 
 /// Which schedule an op gets.
 enum class Family {
-  Elementwise,       ///< inlined; vectorized + parallel when an output
-  Gemm,              ///< attn.matmul: register-tiled product
-  Normalize,         ///< per-slice statistics + elementwise division
-  Scan,              ///< attn.prefix_sum
-  Gather,            ///< attn.bilinear_gather, attn.deformable
-  RowAttention,      ///< dot_product whose steps are all over keys
+  Elementwise,           ///< inlined; vectorized + parallel when an output
+  Gemm,                  ///< attn.matmul: register-tiled product
+  Normalize,             ///< per-slice statistics + elementwise division
+  Scan,                  ///< attn.prefix_sum
+  Gather,                ///< attn.bilinear_gather, attn.deformable
+  RowAttention,          ///< dot_product whose steps are all over keys
   MaterializedAttention, ///< dot_product with a step over queries
-  Efficient,         ///< attn.efficient (K^T V with rfactor)
+  Efficient,             ///< attn.efficient (K^T V with rfactor)
 };
 
 /// The Funcs of one op, by role, for the schedule part.
 struct OpStages {
   Family family;
-  std::string name;   ///< Func name of the result
+  std::string name; ///< Func name of the result
   TensorFunc result;
   /// Helper Funcs by role ("acc", "scores", "max_0", ...).
   std::map<std::string, Halide::Func> stages;
@@ -78,10 +79,10 @@ struct KernelAlgorithm {
 };
 
 /// Builds the algorithm of `func`; `argNames` names the ImageParams (spec
-/// argument names; "argN" where missing). Unsupported ops and types are emitted as
-/// errors at their location. May throw Halide::Error (callers catch).
-FailureOr<KernelAlgorithm>
-buildAlgorithm(func::FuncOp func, ArrayRef<std::string> argNames);
+/// argument names; "argN" where missing). Unsupported ops and types are emitted
+/// as errors at their location. May throw Halide::Error (callers catch).
+FailureOr<KernelAlgorithm> buildAlgorithm(func::FuncOp func,
+                                          ArrayRef<std::string> argNames);
 
 } // namespace mlir::attn::codegen
 

@@ -28,9 +28,7 @@ using namespace mlir::attn::codegen;
 
 namespace {
 
-std::string trimmed(const char *text) {
-  return StringRef(text).trim().str();
-}
+std::string trimmed(const char *text) { return StringRef(text).trim().str(); }
 
 /// Runs `body`; a Halide (or other C++) exception becomes an error at `loc`
 /// prefixed with `what`.
@@ -303,7 +301,8 @@ Kernel::compileAot(func::FuncOp func, const CompileOptions &options,
     FailureOr<Halide::Target> target = parseTarget(options.target, loc);
     if (failed(target))
       return failure();
-    FailureOr<KernelAlgorithm> algorithm = buildScheduled(func, options, *target);
+    FailureOr<KernelAlgorithm> algorithm =
+        buildScheduled(func, options, *target);
     if (failed(algorithm))
       return failure();
     impl->algorithm = std::move(*algorithm);
@@ -348,9 +347,9 @@ Kernel::compileAot(func::FuncOp func, const CompileOptions &options,
 LogicalResult Kernel::setInputs(ArrayRef<HostTensor> inputs) {
   Impl &k = *impl;
   if (inputs.size() != k.algorithm.inputs.size())
-    return emitError(k.loc) << "@" << k.name << " takes "
-                            << k.algorithm.inputs.size() << " inputs, got "
-                            << inputs.size();
+    return emitError(k.loc)
+           << "@" << k.name << " takes " << k.algorithm.inputs.size()
+           << " inputs, got " << inputs.size();
   return guarded(k.loc, "binding the inputs of @" + k.name, [&] {
     k.inputs.clear();
     std::map<std::string, Halide::Expr> sizes;

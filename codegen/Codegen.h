@@ -1,4 +1,5 @@
-//===- Codegen.h - attn -> Halide code generation (public API) ---*- C++ -*-===//
+//===- Codegen.h - attn -> Halide code generation (public API) ---*- C++
+//-*-===//
 //
 // Compiles one func.func of primitive or high-level attn ops into a Halide
 // pipeline and either JIT-compiles it (attn-run) or writes an AOT static

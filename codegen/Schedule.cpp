@@ -16,8 +16,8 @@ int ScheduleContext::vectorWidth(int requested, Halide::Type type) const {
 
 SplitChoice mlir::attn::codegen::chooseSplit(const Expr &extent, int factor) {
   if (auto size = Halide::Internal::as_const_int(extent)) {
-    int fitted = static_cast<int>(std::max<int64_t>(
-        1, std::min<int64_t>(factor, *size)));
+    int fitted = static_cast<int>(
+        std::max<int64_t>(1, std::min<int64_t>(factor, *size)));
     return {fitted, TailStrategy::ShiftInwards, true};
   }
   return {std::max(1, factor), TailStrategy::GuardWithIf, false};
@@ -41,13 +41,10 @@ Var mlir::attn::codegen::parallelOuter(Func f, Var start, size_t first) {
   return fused;
 }
 
-void mlir::attn::codegen::scheduleTiledProduct(Func out, Func acc,
-                                               const Halide::RDom &k,
-                                               const Expr &cols,
-                                               const Expr &rows, int vector,
-                                               int tileVectors, int tileRows,
-                                               int blockRows,
-                                               const ScheduleContext &ctx) {
+void mlir::attn::codegen::scheduleTiledProduct(
+    Func out, Func acc, const Halide::RDom &k, const Expr &cols,
+    const Expr &rows, int vector, int tileVectors, int tileRows, int blockRows,
+    const ScheduleContext &ctx) {
   std::vector<Var> args = out.args();
   Var x = args[0], y = args[1];
   std::vector<Var> accArgs = acc.args();
@@ -81,19 +78,16 @@ void mlir::attn::codegen::scheduleTiledProduct(Func out, Func acc,
       .vectorize(x, vector, TailStrategy::GuardWithIf);
   parallelOuter(out, yo, 2);
   acc.compute_at(out, yi).vectorize(ax, vector, TailStrategy::GuardWithIf);
-  acc.update()
-      .reorder(ax, k.x)
-      .vectorize(ax, vector, TailStrategy::GuardWithIf);
+  acc.update().reorder(ax, k.x).vectorize(ax, vector,
+                                          TailStrategy::GuardWithIf);
 }
 
-void mlir::attn::codegen::schedulePositionReduction(Func f,
-                                                    const Halide::RDom &r,
-                                                    const ScheduleContext &ctx) {
+void mlir::attn::codegen::schedulePositionReduction(
+    Func f, const Halide::RDom &r, const ScheduleContext &ctx) {
   f.compute_root();
   std::vector<Var> args = f.args();
   Var inner = args[0];
-  int vector = ctx.vectorWidth(ctx.params.reduction.vectorWidth,
-                               f.type());
+  int vector = ctx.vectorWidth(ctx.params.reduction.vectorWidth, f.type());
   int chunk = std::max(1, ctx.params.reduction.chunk);
   auto extent = Halide::Internal::as_const_int(r.x.extent());
   bool split = !extent || *extent >= 2 * chunk;
@@ -109,10 +103,10 @@ void mlir::attn::codegen::schedulePositionReduction(Func f,
   // Chunks of positions reduce in parallel into `u`, then merge serially.
   Halide::RVar chunkOuter("chunk_outer"), chunkInner("chunk_inner");
   Var u(f.name() + "_chunk");
-  Func partial = f.update()
-                     .split(r.x, chunkOuter, chunkInner, chunk,
-                            TailStrategy::GuardWithIf)
-                     .rfactor(chunkOuter, u);
+  Func partial =
+      f.update()
+          .split(r.x, chunkOuter, chunkInner, chunk, TailStrategy::GuardWithIf)
+          .rfactor(chunkOuter, u);
   partial.compute_root()
       .vectorize(inner, vector, TailStrategy::GuardWithIf)
       .parallel(u);

@@ -1,4 +1,5 @@
-//===- Schedule.h - Hand-written CPU schedules (internal) ---------*- C++ -*-===//
+//===- Schedule.h - Hand-written CPU schedules (internal) ---------*- C++
+//-*-===//
 //
 // The schedule half of code generation. Each op family has its own file and
 // parameter struct (ScheduleParams.h); scheduleKernel dispatches on
@@ -47,9 +48,10 @@ int dividingWidth(int extent, int width);
 /// remaining outer dims); `acc` lives in registers, tileRows x
 /// tileVectors*vector wide. `out` must already be placed (root or output).
 void scheduleTiledProduct(Halide::Func out, Halide::Func acc,
-                          const Halide::RDom &k, const Halide::Expr &cols, const Halide::Expr &rows,
-                          int vector, int tileVectors, int tileRows,
-                          int blockRows, const ScheduleContext &ctx);
+                          const Halide::RDom &k, const Halide::Expr &cols,
+                          const Halide::Expr &rows, int vector, int tileVectors,
+                          int tileRows, int blockRows,
+                          const ScheduleContext &ctx);
 
 /// A reduction `f` over positions `r` (its only update): computed at root,
 /// split into chunks reduced in parallel with rfactor when the extent is

@@ -147,14 +147,13 @@ void mlir::attn::codegen::scheduleMaterializedAttention(
   Halide::Expr m = op.domains.at("acc").x.extent();
   Func scores = op.stages.at("scores");
   scores.compute_root();
-  scheduleTiledProduct(scores, op.stages.at("dot"), op.domains.at("dot"), m,
-                       n, vector, p.tileVectors, p.tileRows, p.queryBlock,
-                       ctx);
+  scheduleTiledProduct(scores, op.stages.at("dot"), op.domains.at("dot"), m, n,
+                       vector, p.tileVectors, p.tileRows, p.queryBlock, ctx);
   for (int64_t t = 0; t < op.info.at("steps"); ++t) {
     std::string suffix = std::to_string(t);
     auto num = op.stages.find("num" + suffix);
     if (num == op.stages.end())
-      continue; // a `none` step
+      continue;                                 // a `none` step
     std::vector<Var> args = num->second.args(); // j, i, b...
     num->second.compute_root()
         .vectorize(args[0], vector, TailStrategy::GuardWithIf)

@@ -1,4 +1,5 @@
-//===- ScheduleGemm.cpp - attn.matmul ----------------------------------------===//
+//===- ScheduleGemm.cpp - attn.matmul
+//----------------------------------------===//
 //
 // The product accumulates in a register tile of tileRows x (tileVectors
 // vectors) (Halide's test/performance/matrix_multiplication.cpp pattern):

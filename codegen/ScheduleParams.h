@@ -1,4 +1,5 @@
-//===- ScheduleParams.h - Knobs of the hand-written CPU schedules -*- C++ -*-===//
+//===- ScheduleParams.h - Knobs of the hand-written CPU schedules -*- C++
+//-*-===//
 //
 // One parameter struct per op family. The algorithm (Algorithm.cpp) never
 // reads these; the schedules (Schedule*.cpp) do, so a tuner can search them

@@ -19,8 +19,8 @@ void mlir::attn::codegen::scheduleNormalize(OpStages &op,
   Func out = op.result.func;
   if (!ctx.isOutput(out))
     out.compute_root();
-  int vector = ctx.vectorWidth(ctx.params.reduction.vectorWidth,
-                               op.result.type);
+  int vector =
+      ctx.vectorWidth(ctx.params.reduction.vectorWidth, op.result.type);
   std::vector<Var> args = out.args();
   size_t rank = args.size();
   size_t halideDim = rank - 1 - op.info.at("dim");
@@ -56,8 +56,8 @@ void mlir::attn::codegen::scheduleScan(OpStages &op,
   Func out = op.result.func;
   if (!ctx.isOutput(out))
     out.compute_root();
-  int vector = ctx.vectorWidth(ctx.params.reduction.vectorWidth,
-                               op.result.type);
+  int vector =
+      ctx.vectorWidth(ctx.params.reduction.vectorWidth, op.result.type);
   std::vector<Var> args = out.args();
   size_t rank = args.size();
   size_t halideDim = rank - 1 - op.info.at("dim");
@@ -80,8 +80,8 @@ void mlir::attn::codegen::scheduleEfficient(OpStages &op,
   Func out = op.result.func;
   if (!ctx.isOutput(out))
     out.compute_root();
-  int vector = ctx.vectorWidth(ctx.params.reduction.vectorWidth,
-                               op.result.type);
+  int vector =
+      ctx.vectorWidth(ctx.params.reduction.vectorWidth, op.result.type);
   auto rootRows = [&](Func f) {
     std::vector<Var> args = f.args();
     f.compute_root().vectorize(args[0], vector, TailStrategy::GuardWithIf);
@@ -100,10 +100,8 @@ void mlir::attn::codegen::scheduleEfficient(OpStages &op,
     }
     // Per-feature softmax over the m positions.
     rootRows(op.stages.at("kexp"));
-    schedulePositionReduction(op.stages.at("kmax"), op.domains.at("kmax"),
-                              ctx);
-    schedulePositionReduction(op.stages.at("ksum"), op.domains.at("kmax"),
-                              ctx);
+    schedulePositionReduction(op.stages.at("kmax"), op.domains.at("kmax"), ctx);
+    schedulePositionReduction(op.stages.at("ksum"), op.domains.at("kmax"), ctx);
     rootRows(op.stages.at("context_norm"));
   }
   schedulePositionReduction(op.stages.at("context"), op.domains.at("context"),

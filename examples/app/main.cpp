@@ -36,8 +36,7 @@ Buffer matrix(int rows, int cols, std::mt19937 &rng, float scale) {
   return buffer;
 }
 
-template <typename Kernel>
-double medianMs(Kernel &&kernel, int runs) {
+template <typename Kernel> double medianMs(Kernel &&kernel, int runs) {
   std::vector<double> times;
   for (int run = 0; run < runs; ++run) {
     auto start = std::chrono::steady_clock::now();
@@ -46,7 +45,8 @@ double medianMs(Kernel &&kernel, int runs) {
       std::exit(1);
     }
     auto stop = std::chrono::steady_clock::now();
-    times.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+    times.push_back(
+        std::chrono::duration<double, std::milli>(stop - start).count());
   }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
@@ -129,12 +129,16 @@ int main(int argc, char **argv) {
   Buffer efficient(kDv, kN), softmax(kDv, kN);
 
   double efficientMs = medianMs(
-      [&] { return efficient_map(q.raw_buffer(), k.raw_buffer(),
-                                 v.raw_buffer(), efficient.raw_buffer()); },
+      [&] {
+        return efficient_map(q.raw_buffer(), k.raw_buffer(), v.raw_buffer(),
+                             efficient.raw_buffer());
+      },
       runs);
   double softmaxMs = medianMs(
-      [&] { return softmax_map(q.raw_buffer(), k.raw_buffer(), v.raw_buffer(),
-                               softmax.raw_buffer()); },
+      [&] {
+        return softmax_map(q.raw_buffer(), k.raw_buffer(), v.raw_buffer(),
+                           softmax.raw_buffer());
+      },
       runs);
 
   double efficientError =

@@ -43,8 +43,7 @@ namespace cg = mlir::attn::codegen;
 
 static cl::OptionCategory compileCategory("attn-compile options");
 
-static cl::opt<std::string> specFile(cl::Positional,
-                                     cl::desc("<spec.mlir>"),
+static cl::opt<std::string> specFile(cl::Positional, cl::desc("<spec.mlir>"),
                                      cl::cat(compileCategory));
 static cl::opt<std::string> outputDir("o", cl::Required,
                                       cl::desc("Output directory"),
@@ -55,31 +54,31 @@ static cl::list<std::string>
               cl::desc("Compile only this function (repeatable; default: "
                        "every function with a body)"),
               cl::value_desc("name"), cl::cat(compileCategory));
-static cl::opt<std::string> target(
-    "target",
-    cl::desc("Halide target string: host (default), x86-64-linux-avx2, "
-             "x86-64-linux-avx512, arm-64-linux, ..."),
-    cl::init("host"), cl::cat(compileCategory));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("Halide target string: host (default), x86-64-linux-avx2, "
+                    "x86-64-linux-avx512, arm-64-linux, ..."),
+           cl::init("host"), cl::cat(compileCategory));
 static cl::list<std::string>
     emit("emit",
          cl::desc("Also write <name>.stmt (stmt), <name>.stmt.html (html) "
                   "and/or <name>.s (assembly)"),
          cl::value_desc("stmt,html,assembly"), cl::CommaSeparated,
          cl::cat(compileCategory));
-static cl::opt<std::string> passPipeline(
-    "pass-pipeline",
-    cl::desc("Run this textual pass pipeline instead of "
-             "attn-default-pipeline (e.g. 'canonicalize,cse')"),
-    cl::value_desc("pipeline"), cl::cat(compileCategory));
+static cl::opt<std::string>
+    passPipeline("pass-pipeline",
+                 cl::desc("Run this textual pass pipeline instead of "
+                          "attn-default-pipeline (e.g. 'canonicalize,cse')"),
+                 cl::value_desc("pipeline"), cl::cat(compileCategory));
 static cl::opt<bool>
     noDefaultPipeline("no-default-pipeline",
                       cl::desc("Compile the spec as written, without passes"),
                       cl::cat(compileCategory));
-static cl::opt<std::string> runtimeName(
-    "runtime-name",
-    cl::desc("Name of the Halide runtime library written once per "
-             "invocation (<name>.a; default attn_runtime)"),
-    cl::init("attn_runtime"), cl::cat(compileCategory));
+static cl::opt<std::string>
+    runtimeName("runtime-name",
+                cl::desc("Name of the Halide runtime library written once per "
+                         "invocation (<name>.a; default attn_runtime)"),
+                cl::init("attn_runtime"), cl::cat(compileCategory));
 
 static cl::opt<bool>
     noRuntime("no-runtime",
@@ -139,8 +138,8 @@ int main(int argc, char **argv) {
     llvm::sys::path::append(runtimePath, runtimeName + ".a");
     llvm::SourceMgr noSources;
     SourceMgrDiagnosticHandler diagnostics(noSources, &context);
-    return failed(cg::compileRuntime(runtimePath, target,
-                                     UnknownLoc::get(&context)));
+    return failed(
+        cg::compileRuntime(runtimePath, target, UnknownLoc::get(&context)));
   }
   if (specFile.empty())
     return fail("no SPEC given (see --help)");

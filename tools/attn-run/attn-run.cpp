@@ -291,8 +291,8 @@ int main(int argc, char **argv) {
   // The reference runtime: with --reference, and as the oracle of --check.
   SmallVector<rt::Tensor> referenceResults;
   if (useReference || check)
-    if (failed(mlir::attn::evaluateWithReference(func, inputs,
-                                                 referenceResults)))
+    if (failed(
+            mlir::attn::evaluateWithReference(func, inputs, referenceResults)))
       return 1;
 
   SmallVector<rt::Tensor> results;
@@ -310,7 +310,7 @@ int main(int argc, char **argv) {
         return fail("cannot create a temporary directory: " + ec.message());
     }
     // Removes the AOT files however this block is left.
-    auto cleanup = llvm::make_scope_exit([&] {
+    llvm::scope_exit cleanup([&] {
       if (!aotDir.empty())
         llvm::sys::fs::remove_directories(aotDir);
     });
@@ -336,8 +336,9 @@ int main(int argc, char **argv) {
       }
       std::sort(times.begin(), times.end());
       size_t count = times.size();
-      double median = count % 2 ? times[count / 2]
-                                : 0.5 * (times[count / 2 - 1] + times[count / 2]);
+      double median = count % 2
+                          ? times[count / 2]
+                          : 0.5 * (times[count / 2 - 1] + times[count / 2]);
       llvm::outs() << "bench: @" << func.getSymName() << " median "
                    << llvm::format("%.4f", median) << " ms over " << count
                    << " runs (min " << llvm::format("%.4f", times.front())
@@ -357,8 +358,8 @@ int main(int argc, char **argv) {
         return fail("check: @" + func.getSymName() + " kernel result has " +
                     "shape " + kernelResult.shapeString() +
                     " but the reference has " + referenceResult.shapeString());
-      for (auto [a, b] : llvm::zip_equal(kernelResult.data,
-                                         referenceResult.data)) {
+      for (auto [a, b] :
+           llvm::zip_equal(kernelResult.data, referenceResult.data)) {
         // NaN or inf where the reference has a number (or the reverse) is
         // an infinite error; equal non-finite values agree.
         double error = a == b ? 0.0 : std::fabs(a - b);
@@ -369,12 +370,13 @@ int main(int argc, char **argv) {
           maxReference = std::max(maxReference, std::fabs(b));
       }
     }
-    double relError = maxAbsError == 0.0  ? 0.0
+    double relError = maxAbsError == 0.0   ? 0.0
                       : maxReference > 0.0 ? maxAbsError / maxReference
                                            : INFINITY;
-    llvm::outs() << "check: @" << func.getSymName() << " max abs err = "
-                 << llvm::format("%.3e", maxAbsError) << ", max rel err = "
-                 << llvm::format("%.3e", relError) << "\n";
+    llvm::outs() << "check: @" << func.getSymName()
+                 << " max abs err = " << llvm::format("%.3e", maxAbsError)
+                 << ", max rel err = " << llvm::format("%.3e", relError)
+                 << "\n";
     if (!(relError <= tolerance)) {
       llvm::outs().flush();
       llvm::errs() << "check: @" << func.getSymName() << " FAILED: max rel err "

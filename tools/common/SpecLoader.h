@@ -1,4 +1,5 @@
-//===- SpecLoader.h - Parse a spec file and name its arguments ---*- C++ -*-===//
+//===- SpecLoader.h - Parse a spec file and name its arguments ---*- C++
+//-*-===//
 //
 // What attn-run and attn-compile share before evaluation or compilation:
 // parsing (errors carry file:line:col through the SourceMgr handler the
