@@ -17,6 +17,12 @@ namespace mlir::attn {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
+/// Adds the passes of `attn-default-pipeline` to `pm`.
+void buildDefaultPipeline(OpPassManager &pm);
+
+/// Registers the named pipelines (`attn-default-pipeline`).
+void registerAttnPipelines();
+
 } // namespace mlir::attn
 
 #endif // ATTN_PASSES_PASSES_H

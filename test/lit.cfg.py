@@ -24,6 +24,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tools = [
     ToolSubst("attn-opt", unresolved="fatal"),
     ToolSubst("attn-run", unresolved="fatal"),
+    ToolSubst("attn-compile", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, [config.attn_tools_dir, config.llvm_tools_dir])
 

@@ -25,6 +25,7 @@ int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::attn::registerAttnPasses();
+  mlir::attn::registerAttnPipelines();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "attn-opt: inspect and rewrite attention specs\n", registry));
 }

@@ -2,10 +2,14 @@
 //
 //   attn-run SPEC [--func NAME] --input q=q.npy --input k.npy ... \
 //            [--random SEED] [--save-inputs DIR] [--output out.npy]
+//            [--reference | --check [--tolerance T]] [--bench N]
+//            [--target T]
 //   attn-run SPEC --verify-rewrites PIPELINE [--random SEED]
 //            [--dynamic-size N]
 //
-// Evaluates one func.func of a spec with the reference runtime. Inputs are
+// Evaluates one func.func of a spec: by default with a Halide JIT kernel
+// (codegen/), with --reference on the reference runtime, with --check on
+// both, comparing them. Inputs are
 // matched to arguments by name (`q=file.npy`, the SSA name written in the
 // spec) or by position (bare `file.npy`, in argument order). Errors about
 // the spec carry file:line:col; errors about files name the file.
@@ -18,11 +22,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/Codegen.h"
 #include "dialect/AttnDialect.h"
 #include "passes/Passes.h"
 #include "runtime/Npy.h"
 #include "runtime/Tensor.h"
 #include "tools/common/ReferenceEvaluator.h"
+#include "tools/common/SpecLoader.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/AsmParser/AsmParserState.h"
@@ -39,6 +45,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -49,6 +56,8 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <new>
 
@@ -98,6 +107,37 @@ static cl::opt<int64_t> dynamicSize(
     cl::desc("With random inputs, give every dynamic (?) argument dim this "
              "size"),
     cl::value_desc("N"), cl::init(-1), cl::cat(runCategory));
+static cl::opt<bool>
+    useReference("reference",
+                 cl::desc("Evaluate with the reference runtime instead of a "
+                          "Halide JIT kernel"),
+                 cl::cat(runCategory));
+static cl::opt<bool> check(
+    "check",
+    cl::desc("Run the kernel and the reference runtime and print "
+             "`check: @f max abs err = X, max rel err = Y`, where rel err = "
+             "max|kernel - reference| / max|reference| over all results; "
+             "exit 1 when rel err > --tolerance"),
+    cl::cat(runCategory));
+static cl::opt<double>
+    tolerance("tolerance",
+              cl::desc("Largest max rel err --check accepts (default 1e-4)"),
+              cl::init(1e-4), cl::cat(runCategory));
+static cl::opt<unsigned> benchRuns(
+    "bench",
+    cl::desc("Time N runs of the kernel (after one warm-up run) and print "
+             "`bench: @f median <ms> ms over N runs (min <ms> ms)`"),
+    cl::value_desc("N"), cl::init(0), cl::cat(runCategory));
+static cl::opt<bool> aot(
+    "aot",
+    cl::desc("Compile the kernel ahead of time as attn-compile does (static "
+             "library + runtime, linked into a temporary shared object with "
+             "`c++`) instead of JIT-compiling it"),
+    cl::cat(runCategory));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("Halide target of the JIT kernel (default: host)"),
+           cl::init("host"), cl::cat(runCategory));
 
 /// An exact rewrite may differ from the original by float reassociation only.
 constexpr double kExactRelativeTolerance = 1e-5;
@@ -105,49 +145,6 @@ constexpr double kExactRelativeTolerance = 1e-5;
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-run") << message << "\n";
   return 1;
-}
-
-namespace {
-/// A parsed spec and the source names of its functions' arguments.
-struct LoadedSpec {
-  OwningOpRef<ModuleOp> module;
-  AsmParserState parserState;
-};
-} // namespace
-
-/// The name an argument has in the source (`%q` -> "q"), else "argN".
-static std::string argumentName(const AsmParserState &state, func::FuncOp func,
-                                unsigned index) {
-  if (const AsmParserState::BlockDefinition *def =
-          state.getBlockDef(&func.getBody().front())) {
-    if (index < def->arguments.size()) {
-      llvm::SMRange range = def->arguments[index].loc;
-      if (range.isValid()) {
-        StringRef text(range.Start.getPointer(),
-                       range.End.getPointer() - range.Start.getPointer());
-        if (text.consume_front("%") && !text.empty())
-          return text.str();
-      }
-    }
-  }
-  return "arg" + std::to_string(index);
-}
-
-static LogicalResult loadSpec(MLIRContext &context, llvm::SourceMgr &sourceMgr,
-                              LoadedSpec &spec) {
-  spec.module = ModuleOp::create(UnknownLoc::get(&context));
-  ParserConfig config(&context);
-  if (failed(parseAsmSourceFile(sourceMgr, spec.module->getBody(), config,
-                                &spec.parserState)))
-    return failure();
-  // A file that holds one explicit `module { ... }` is that module.
-  Block *body = spec.module->getBody();
-  if (llvm::hasSingleElement(*body))
-    if (auto inner = dyn_cast<ModuleOp>(body->front())) {
-      inner->remove();
-      spec.module = inner;
-    }
-  return verify(*spec.module);
 }
 
 static void printSummary(StringRef label, const rt::Tensor &tensor) {
@@ -231,7 +228,7 @@ static std::string printed(Operation *op) {
 
 /// --verify-rewrites: every function of `module` before and after `pipeline`.
 static int verifyRewritesOf(MLIRContext &context, ModuleOp module,
-                            const LoadedSpec &spec) {
+                            const mlir::attn::LoadedSpec &spec) {
   OwningOpRef<ModuleOp> rewritten = module.clone();
   PassManager passes(&context);
   std::string parseErrors;
@@ -253,7 +250,8 @@ static int verifyRewritesOf(MLIRContext &context, ModuleOp module,
                   func.getSymName());
     std::vector<rt::Tensor> inputs(func.getNumArguments());
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-      std::string name = argumentName(spec.parserState, func, i);
+      std::string name =
+          mlir::attn::argumentName(spec.parserState, func, i);
       auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
       if (!type)
         return fail("argument '" + name + "' of @" + func.getSymName() +
@@ -313,11 +311,13 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
-      "attn-run: evaluate an attention spec on .npy inputs with the "
-      "reference runtime\n\n"
+      "attn-run: evaluate an attention spec on .npy inputs with a Halide JIT "
+      "kernel (default) or the reference runtime (--reference)\n\n"
       "  attn-run spec.mlir --func f --input q=q.npy --input k=k.npy "
       "--input v=v.npy --output o.npy\n"
       "  attn-run spec.mlir --random 7 --save-inputs inputs/ --output o.npy\n"
+      "  attn-run spec.mlir --random 7 --check      # JIT vs reference\n"
+      "  attn-run spec.mlir --random 7 --bench 20   # median JIT time\n"
       "  attn-run spec.mlir --verify-rewrites attn-reassociate --random 7\n");
 
   DialectRegistry registry;
@@ -327,6 +327,7 @@ int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::attn::registerAttnPasses();
+  mlir::attn::registerAttnPipelines();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   // file:line:col and the source line say which op; the generic form of the
@@ -341,14 +342,19 @@ int main(int argc, char **argv) {
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
-  LoadedSpec spec;
-  if (failed(loadSpec(context, sourceMgr, spec)))
+  mlir::attn::LoadedSpec spec;
+  if (failed(mlir::attn::loadSpec(context, sourceMgr, spec)))
     return 1;
 
   if (verifyRewrites.getNumOccurrences()) {
     if (!inputFiles.empty() || !outputFiles.empty() || !funcName.empty())
       return fail("--verify-rewrites evaluates every function on random "
                   "inputs; it takes no --input, --output or --func");
+    if (useReference || check || benchRuns > 0 || aot ||
+        target.getNumOccurrences())
+      return fail("--verify-rewrites compares the reference runtime before "
+                  "and after the pipeline; it takes no --reference, --check, "
+                  "--bench, --aot or --target");
     return verifyRewritesOf(context, *spec.module, spec);
   }
 
@@ -377,7 +383,7 @@ int main(int argc, char **argv) {
   unsigned numArgs = func.getNumArguments();
   std::vector<std::string> names;
   for (unsigned i = 0; i < numArgs; ++i)
-    names.push_back(argumentName(spec.parserState, func, i));
+    names.push_back(mlir::attn::argumentName(spec.parserState, func, i));
   std::vector<rt::Tensor> inputs(numArgs);
   std::vector<bool> given(numArgs, false);
   unsigned nextPositional = 0;
@@ -440,9 +446,119 @@ int main(int argc, char **argv) {
     }
   }
 
+  if (useReference && (check || benchRuns > 0 || aot))
+    return fail("--reference cannot be combined with --check, --bench or "
+                "--aot");
+  if (!useReference && !mlir::attn::codegen::isValidTarget(target))
+    return fail(mlir::attn::codegen::invalidTargetMessage(target));
+
+  // Inputs must fit the argument types whichever way the function runs.
+  for (unsigned i = 0; i < numArgs; ++i)
+    if (auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType())) {
+      std::string mismatch = mlir::attn::describeShapeMismatch(inputs[i], type);
+      if (!mismatch.empty()) {
+        func.emitError("input #") << i << " " << mismatch;
+        return 1;
+      }
+    }
+
+  // The reference runtime: with --reference, and as the oracle of --check.
+  SmallVector<rt::Tensor> referenceResults;
+  if (useReference || check)
+    if (failed(
+            mlir::attn::evaluateWithReference(func, inputs, referenceResults)))
+      return 1;
+
   SmallVector<rt::Tensor> results;
-  if (failed(mlir::attn::evaluateWithReference(func, inputs, results)))
-    return 1;
+  if (useReference) {
+    results = std::move(referenceResults);
+  } else {
+    namespace cg = mlir::attn::codegen;
+    cg::CompileOptions options;
+    options.target = target;
+    options.argNames = names;
+    SmallString<128> aotDir;
+    if (aot) {
+      if (std::error_code ec =
+              llvm::sys::fs::createUniqueDirectory("attn-run-aot", aotDir))
+        return fail("cannot create a temporary directory: " + ec.message());
+    }
+    // Removes the AOT files however this block is left.
+    llvm::scope_exit cleanup([&] {
+      if (!aotDir.empty())
+        llvm::sys::fs::remove_directories(aotDir);
+    });
+    FailureOr<std::unique_ptr<cg::Kernel>> kernel =
+        aot ? cg::Kernel::compileAot(func, options, aotDir)
+            : cg::Kernel::compileJit(func, options);
+    if (failed(kernel))
+      return 1;
+    std::vector<cg::HostTensor> hostInputs;
+    for (const rt::Tensor &input : inputs)
+      hostInputs.push_back({input.shape, input.data});
+    if (failed((*kernel)->setInputs(hostInputs)) || failed((*kernel)->run()))
+      return 1;
+    if (benchRuns > 0) {
+      std::vector<double> times;
+      for (unsigned run = 0; run < benchRuns; ++run) {
+        auto start = std::chrono::steady_clock::now();
+        if (failed((*kernel)->run()))
+          return 1;
+        auto stop = std::chrono::steady_clock::now();
+        times.push_back(
+            std::chrono::duration<double, std::milli>(stop - start).count());
+      }
+      std::sort(times.begin(), times.end());
+      size_t count = times.size();
+      double median = count % 2
+                          ? times[count / 2]
+                          : 0.5 * (times[count / 2 - 1] + times[count / 2]);
+      llvm::outs() << "bench: @" << func.getSymName() << " median "
+                   << llvm::format("%.4f", median) << " ms over " << count
+                   << " runs (min " << llvm::format("%.4f", times.front())
+                   << " ms)\n";
+    }
+    for (cg::HostTensor &result : (*kernel)->results())
+      results.push_back(
+          rt::Tensor(std::move(result.shape), std::move(result.data)));
+  }
+
+  if (check) {
+    // rel err = max |kernel - reference| / max |reference| over all results.
+    double maxAbsError = 0.0, maxReference = 0.0;
+    for (auto [kernelResult, referenceResult] :
+         llvm::zip_equal(results, referenceResults)) {
+      if (kernelResult.shape != referenceResult.shape)
+        return fail("check: @" + func.getSymName() + " kernel result has " +
+                    "shape " + kernelResult.shapeString() +
+                    " but the reference has " + referenceResult.shapeString());
+      for (auto [a, b] :
+           llvm::zip_equal(kernelResult.data, referenceResult.data)) {
+        // NaN or inf where the reference has a number (or the reverse) is
+        // an infinite error; equal non-finite values agree.
+        double error = a == b ? 0.0 : std::fabs(a - b);
+        if (std::isnan(error) || (std::isnan(a) != std::isnan(b)))
+          error = INFINITY;
+        maxAbsError = std::max(maxAbsError, error);
+        if (std::isfinite(b))
+          maxReference = std::max(maxReference, std::fabs(b));
+      }
+    }
+    double relError = maxAbsError == 0.0   ? 0.0
+                      : maxReference > 0.0 ? maxAbsError / maxReference
+                                           : INFINITY;
+    llvm::outs() << "check: @" << func.getSymName()
+                 << " max abs err = " << llvm::format("%.3e", maxAbsError)
+                 << ", max rel err = " << llvm::format("%.3e", relError)
+                 << "\n";
+    if (!(relError <= tolerance)) {
+      llvm::outs().flush();
+      llvm::errs() << "check: @" << func.getSymName() << " FAILED: max rel err "
+                   << llvm::format("%.3e", relError) << " > tolerance "
+                   << llvm::format("%.3e", tolerance.getValue()) << "\n";
+      return 1;
+    }
+  }
 
   if (outputFiles.size() > results.size())
     return fail("--output given " + llvm::Twine(outputFiles.size()) +

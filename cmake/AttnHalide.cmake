@@ -1,0 +1,20 @@
+# Finds Halide 21 in the project venv (pip package `halide`), the one place
+# the build learns where Halide lives. Included from the top level so the
+# imported targets (Halide::Halide, Halide::Runtime) are visible everywhere.
+if(NOT Python3_EXECUTABLE)
+  find_package(Python3 REQUIRED COMPONENTS Interpreter)
+endif()
+execute_process(
+  COMMAND "${Python3_EXECUTABLE}" -c "import halide; print(halide.install_dir())"
+  OUTPUT_VARIABLE ATTN_HALIDE_INSTALL_DIR
+  OUTPUT_STRIP_TRAILING_WHITESPACE
+  RESULT_VARIABLE attn_halide_result)
+if(NOT attn_halide_result EQUAL 0)
+  message(FATAL_ERROR "attn: `${Python3_EXECUTABLE} -c 'import halide'` failed; "
+                      "run scripts/setup.sh (it installs Halide into .venv)")
+endif()
+find_package(Halide 21 REQUIRED CONFIG
+             PATHS "${ATTN_HALIDE_INSTALL_DIR}/lib64/cmake/Halide"
+                   "${ATTN_HALIDE_INSTALL_DIR}/lib/cmake/Halide"
+             NO_DEFAULT_PATH)
+message(STATUS "Using Halide ${Halide_VERSION} from ${ATTN_HALIDE_INSTALL_DIR}")

@@ -1,0 +1,1203 @@
+//===- Algorithm.cpp - attn ops as Halide Func graphs ---------------------===//
+//
+// One lowering function per op, found through a table keyed by op name: to
+// support a new op, write `lowerFoo` and add one row to kLowerings. Each
+// lowering reads its operands' TensorFuncs, defines the result Func (and
+// named helper Funcs), records them in an OpStages entry for the schedules,
+// and adds run-time requirements for dynamic sizes that must agree.
+//
+// Masked scores: Halide compiles with no-infs/no-nans fast-math flags, so
+// -inf is never relied on in arithmetic. Masked entries are tested with
+// is_inf() (exempt from fast-math) or by the causal predicate directly, and
+// softmax never subtracts -inf.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Algorithm.h"
+
+#include "dialect/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::codegen;
+using Halide::Expr;
+using Halide::Func;
+using Halide::RDom;
+using Halide::Var;
+
+Expr TensorFunc::operator()(std::vector<Expr> index) const {
+  std::reverse(index.begin(), index.end());
+  return func(index);
+}
+
+Halide::Pipeline KernelAlgorithm::pipeline() const {
+  std::vector<Func> funcs;
+  for (const TensorFunc &output : outputs)
+    funcs.push_back(output.func);
+  Halide::Pipeline pipeline(funcs);
+  for (const auto &[condition, message] : requirements)
+    pipeline.add_requirement(condition, message);
+  return pipeline;
+}
+
+std::vector<Halide::Argument> KernelAlgorithm::arguments() const {
+  std::vector<Halide::Argument> args;
+  for (const Halide::ImageParam &input : inputs)
+    args.push_back(input);
+  return args;
+}
+
+namespace {
+
+using Index = std::vector<Expr>;
+
+/// Defines f(index) = value with `vars` in MLIR order.
+void define(Func f, const std::vector<Var> &vars, Expr value) {
+  std::vector<Var> args(vars.rbegin(), vars.rend());
+  f(args) = value;
+}
+
+Index toExprs(const std::vector<Var> &vars) {
+  return Index(vars.begin(), vars.end());
+}
+
+/// Calls f at `index` (MLIR order).
+Expr call(Func f, Index index) {
+  std::reverse(index.begin(), index.end());
+  return f(index);
+}
+
+/// Defines an update f(index) = value at an index that holds RVars.
+void update(Func f, Index index, Expr value) {
+  std::reverse(index.begin(), index.end());
+  f(index) = value;
+}
+
+Expr constant(Halide::Type type, double value) {
+  return Halide::Internal::make_const(type, value);
+}
+
+/// Lowest finite value of `type`: the identity of the masked maximum.
+Expr lowest(Halide::Type type) {
+  return type.bits() == 64 ? constant(type, -std::numeric_limits<double>::max())
+                           : constant(type, -std::numeric_limits<float>::max());
+}
+
+/// True where x is -inf (an additive mask or causal_mask fill); is_inf is
+/// exempt from Halide's fast-math flags.
+Expr isNegInf(Expr x) { return Halide::is_inf(x) && x < 0; }
+
+class KernelBuilder {
+public:
+  KernelBuilder(func::FuncOp func, ArrayRef<std::string> argNames)
+      : func(func), argNames(argNames) {}
+  FailureOr<KernelAlgorithm> run();
+
+  // Lowerings, one per op (see kLowerings).
+  LogicalResult lowerMatmul(Operation *op);
+  LogicalResult lowerNormalize(Operation *op);
+  LogicalResult lowerScale(Operation *op);
+  LogicalResult lowerFeatureMap(Operation *op);
+  LogicalResult lowerPrefixSum(Operation *op);
+  LogicalResult lowerCausalMask(Operation *op);
+  LogicalResult lowerAdd(Operation *op);
+  LogicalResult lowerBilinearGather(Operation *op);
+  LogicalResult lowerDotProduct(Operation *op);
+  LogicalResult lowerEfficient(Operation *op);
+  LogicalResult lowerExternal(Operation *op);
+  LogicalResult lowerDeformable(Operation *op);
+  LogicalResult lowerExpandShape(Operation *op);
+  LogicalResult lowerCollapseShape(Operation *op);
+  LogicalResult lowerConstant(Operation *op);
+
+private:
+  /// Description of a dot-product attention for the shared lowering of
+  /// attn.dot_product and attn.external.
+  struct DotProductSpec {
+    Value query, key, value, mask;
+    std::vector<std::tuple<NormKind, NormAxis, double>> steps;
+    double scale = 1.0;
+    FeatureMap featureMap = FeatureMap::identity;
+    bool causal = false;
+  };
+  LogicalResult lowerDotProductSpec(Operation *op, const DotProductSpec &spec);
+
+  const TensorFunc &get(Value value) { return values.find(value)->second; }
+  std::string freshName(StringRef base) {
+    return (base + "_" + llvm::Twine(counters[base.str()]++)).str();
+  }
+  /// "matmul_0" for attn.matmul, "expand_shape_0" for tensor.expand_shape.
+  std::string opFuncName(Operation *op) {
+    return freshName(op->getName().stripDialect());
+  }
+  std::vector<Var> makeVars(size_t rank, StringRef prefix = "d") {
+    std::vector<Var> vars;
+    for (size_t i = 0; i < rank; ++i)
+      vars.emplace_back((prefix + llvm::Twine(i)).str());
+    return vars;
+  }
+  FailureOr<Halide::Type> elementType(Operation *op, Type type);
+  /// Extents of `type`: static dims as constants, dynamic dims from
+  /// `computed` (which must have the same rank).
+  FailureOr<std::vector<Expr>> extents(Operation *op, RankedTensorType type,
+                                       const std::vector<Expr> &computed);
+  /// Requires a == b at run time unless both are constants (the verifier
+  /// checked those).
+  void requireEqual(Expr a, Expr b, const std::string &what);
+  /// numpy broadcast of several leading shapes; result extents, with
+  /// requirements for dynamic dims (which must equal the result extent).
+  std::vector<Expr> broadcastShape(const std::vector<std::vector<Expr>> &shapes,
+                                   const std::string &what);
+  /// Index of an operand with leading shape `shape` for result index `index`
+  /// (both right-aligned; stretched dims read index 0).
+  static Index broadcastIndex(const std::vector<Expr> &shape,
+                              const std::vector<Expr> &resultShape,
+                              const Index &index);
+  /// Records the op's result.
+  void bind(Operation *op, Family family, TensorFunc result,
+            std::map<std::string, Func> stages = {},
+            std::map<std::string, RDom> domains = {},
+            std::map<std::string, int64_t> info = {});
+  /// Bilinear sample of `value` (N, Lv, M, D) at normalized (x, y) of a
+  /// level with the given start row and size (zeros padding).
+  Expr bilinearSample(const TensorFunc &value, Expr n, Expr h, Expr d,
+                      Expr start, Expr height, Expr width, Expr x, Expr y,
+                      bool alignCorners);
+  Expr featureMapExpr(FeatureMap map, Expr x);
+
+  func::FuncOp func;
+  ArrayRef<std::string> argNames;
+  KernelAlgorithm algorithm;
+  llvm::DenseMap<Value, TensorFunc> values;
+  std::map<std::string, int> counters;
+};
+
+using LowerFn = LogicalResult (KernelBuilder::*)(Operation *);
+struct Lowering {
+  StringLiteral opName;
+  LowerFn lower;
+};
+
+/// The op -> Func table.
+const Lowering kLowerings[] = {
+    {"attn.matmul", &KernelBuilder::lowerMatmul},
+    {"attn.normalize", &KernelBuilder::lowerNormalize},
+    {"attn.scale", &KernelBuilder::lowerScale},
+    {"attn.feature_map", &KernelBuilder::lowerFeatureMap},
+    {"attn.prefix_sum", &KernelBuilder::lowerPrefixSum},
+    {"attn.causal_mask", &KernelBuilder::lowerCausalMask},
+    {"attn.add", &KernelBuilder::lowerAdd},
+    {"attn.bilinear_gather", &KernelBuilder::lowerBilinearGather},
+    {"attn.dot_product", &KernelBuilder::lowerDotProduct},
+    {"attn.efficient", &KernelBuilder::lowerEfficient},
+    {"attn.external", &KernelBuilder::lowerExternal},
+    {"attn.deformable", &KernelBuilder::lowerDeformable},
+    {"tensor.expand_shape", &KernelBuilder::lowerExpandShape},
+    {"tensor.collapse_shape", &KernelBuilder::lowerCollapseShape},
+    {"arith.constant", &KernelBuilder::lowerConstant},
+};
+
+//===----------------------------------------------------------------------===//
+// Shapes and helpers
+//===----------------------------------------------------------------------===//
+
+FailureOr<Halide::Type> KernelBuilder::elementType(Operation *op, Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (tensor && tensor.getElementType().isF32())
+    return Halide::Float(32);
+  if (tensor && tensor.getElementType().isF64())
+    return Halide::Float(64);
+  return op->emitError("codegen supports ranked f32 and f64 tensors, got ")
+         << type;
+}
+
+FailureOr<std::vector<Expr>>
+KernelBuilder::extents(Operation *op, RankedTensorType type,
+                       const std::vector<Expr> &computed) {
+  std::vector<Expr> result;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (type.isDynamicDim(d)) {
+      result.push_back(computed[d]);
+      continue;
+    }
+    int64_t size = type.getDimSize(d);
+    if (size > std::numeric_limits<int32_t>::max())
+      return op->emitError("dim ")
+             << d << " of " << type
+             << " exceeds the 2^31 - 1 elements a Halide dim can hold";
+    result.push_back(Expr(static_cast<int32_t>(size)));
+    // A static result dim that disagrees with the computed one at run time
+    // (possible with dynamic operands) would read out of bounds.
+    if (!computed.empty())
+      requireEqual(computed[d], result.back(),
+                   op->getName().getStringRef().str() + " result dim " +
+                       std::to_string(d));
+  }
+  return result;
+}
+
+void KernelBuilder::requireEqual(Expr a, Expr b, const std::string &what) {
+  if (Halide::Internal::as_const_int(a) && Halide::Internal::as_const_int(b))
+    return;
+  algorithm.requirements.emplace_back(
+      a == b, func.getSymName().str() + ": " + what +
+                  " must agree at run time (dynamic sizes differ)");
+}
+
+std::vector<Expr>
+KernelBuilder::broadcastShape(const std::vector<std::vector<Expr>> &shapes,
+                              const std::string &what) {
+  size_t rank = 0;
+  for (const auto &shape : shapes)
+    rank = std::max(rank, shape.size());
+  std::vector<Expr> result(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    // The first dim that is not a static 1 gives the extent.
+    for (const auto &shape : shapes) {
+      size_t offset = rank - shape.size();
+      if (d < offset)
+        continue;
+      Expr dim = shape[d - offset];
+      if (!result[d].defined() || Halide::Internal::is_const_one(result[d]))
+        result[d] = dim;
+    }
+    if (!result[d].defined())
+      result[d] = Expr(1);
+    for (const auto &shape : shapes) {
+      size_t offset = rank - shape.size();
+      if (d >= offset && !Halide::Internal::is_const_one(shape[d - offset]))
+        requireEqual(shape[d - offset], result[d],
+                     what + " leading dim " + std::to_string(d));
+    }
+  }
+  return result;
+}
+
+Index KernelBuilder::broadcastIndex(const std::vector<Expr> &shape,
+                                    const std::vector<Expr> &resultShape,
+                                    const Index &index) {
+  Index result;
+  size_t offset = resultShape.size() - shape.size();
+  for (size_t d = 0; d < shape.size(); ++d) {
+    bool stretched = Halide::Internal::is_const_one(shape[d]) &&
+                     !Halide::Internal::is_const_one(resultShape[offset + d]);
+    result.push_back(stretched ? Expr(0) : index[offset + d]);
+  }
+  return result;
+}
+
+void KernelBuilder::bind(Operation *op, Family family, TensorFunc result,
+                         std::map<std::string, Func> stages,
+                         std::map<std::string, RDom> domains,
+                         std::map<std::string, int64_t> info) {
+  values[op->getResult(0)] = result;
+  algorithm.ops.push_back({family, result.func.name(), result,
+                           std::move(stages), std::move(domains),
+                           std::move(info)});
+}
+
+static std::vector<Expr> leading(const TensorFunc &t, size_t trailing) {
+  return std::vector<Expr>(t.shape.begin(), t.shape.end() - trailing);
+}
+
+Expr KernelBuilder::featureMapExpr(FeatureMap map, Expr x) {
+  switch (map) {
+  case FeatureMap::identity:
+    return x;
+  case FeatureMap::elu_plus_one:
+    return Halide::select(x > 0, x + constant(x.type(), 1.0), Halide::exp(x));
+  case FeatureMap::relu:
+    return Halide::max(x, constant(x.type(), 0.0));
+  }
+  llvm_unreachable("unknown feature map");
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+FailureOr<KernelAlgorithm> KernelBuilder::run() {
+  algorithm.name = func.getSymName().str();
+  if (func.isExternal())
+    return func.emitError("cannot compile external function @")
+           << func.getSymName();
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("codegen handles single-block functions only");
+
+  for (auto [index, arg] : llvm::enumerate(func.getArguments())) {
+    FailureOr<Halide::Type> type = elementType(func, arg.getType());
+    if (failed(type))
+      return failure();
+    auto tensorType = cast<RankedTensorType>(arg.getType());
+    std::string name = index < argNames.size() && !argNames[index].empty()
+                           ? argNames[index]
+                           : "arg" + std::to_string(index);
+    int rank = tensorType.getRank();
+    Halide::ImageParam param(*type, rank, name);
+    TensorFunc tensor{Func(param), {}, *type};
+    for (int d = 0; d < rank; ++d) {
+      int halideDim = rank - 1 - d;
+      param.dim(halideDim).set_min(0);
+      if (tensorType.isDynamicDim(d)) {
+        tensor.shape.push_back(param.dim(halideDim).extent());
+      } else {
+        int64_t size = tensorType.getDimSize(d);
+        if (size > std::numeric_limits<int32_t>::max())
+          return func.emitError("dim ")
+                 << d << " of argument #" << index
+                 << " exceeds the 2^31 - 1 elements a Halide dim can hold";
+        // Enforced: a buffer of another size makes the kernel fail.
+        param.dim(halideDim).set_extent(static_cast<int32_t>(size));
+        tensor.shape.push_back(Expr(static_cast<int32_t>(size)));
+      }
+    }
+    // Estimates for autoschedulers: static sizes, else 256.
+    Halide::Region estimates;
+    for (int d = rank - 1; d >= 0; --d)
+      estimates.push_back(
+          {0, tensorType.isDynamicDim(d)
+                  ? 256
+                  : static_cast<int>(tensorType.getDimSize(d))});
+    param.set_estimates(estimates);
+    algorithm.inputs.push_back(param);
+    algorithm.inputNames.push_back(name);
+    values[arg] = tensor;
+  }
+
+  for (Operation &op : func.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      std::set<std::string> used;
+      for (auto [index, operand] : llvm::enumerate(ret.getOperands())) {
+        TensorFunc result = get(operand);
+        bool fromOp = llvm::any_of(algorithm.ops, [&](const OpStages &s) {
+          return s.name == result.func.name();
+        });
+        // Arguments, constants and values returned twice get their own
+        // output Func: an output must be a distinct Func the kernel defines.
+        if (!fromOp || !used.insert(result.func.name()).second) {
+          Func copy(algorithm.name + "_result_" + std::to_string(index));
+          std::vector<Var> vars = makeVars(result.rank());
+          define(copy, vars, result(toExprs(vars)));
+          result.func = copy;
+          algorithm.ops.push_back(
+              {Family::Elementwise, copy.name(), result, {}, {}, {}});
+        }
+        // The caller's buffer must have exactly the result's size.
+        for (size_t d = 0; d < result.rank(); ++d) {
+          int halideDim = result.rank() - 1 - d;
+          result.func.output_buffer().dim(halideDim).set_bounds(
+              0, result.shape[d]);
+        }
+        Halide::Region estimates;
+        for (size_t d = result.rank(); d-- > 0;) {
+          auto size = Halide::Internal::as_const_int(result.shape[d]);
+          estimates.push_back({0, size ? static_cast<int>(*size) : 256});
+        }
+        result.func.set_estimates(estimates);
+        algorithm.outputs.push_back(result);
+      }
+      if (algorithm.outputs.empty())
+        return func.emitError("@")
+               << func.getSymName() << " returns nothing; a kernel needs "
+               << "at least one result";
+      return std::move(algorithm);
+    }
+    const Lowering *lowering =
+        llvm::find_if(kLowerings, [&](const Lowering &entry) {
+          return entry.opName == op.getName().getStringRef();
+        });
+    if (lowering == std::end(kLowerings))
+      return op.emitError("codegen does not support '")
+             << op.getName() << "' ops";
+    for (Type type : op.getResultTypes())
+      if (failed(elementType(&op, type)))
+        return failure();
+    if (failed((this->*lowering->lower)(&op)))
+      return failure();
+  }
+  return func.emitError("function has no func.return");
+}
+
+//===----------------------------------------------------------------------===//
+// Primitive ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelBuilder::lowerMatmul(Operation *operation) {
+  auto op = cast<MatmulOp>(operation);
+  const TensorFunc &lhs = get(op.getLhs());
+  const TensorFunc &rhs = get(op.getRhs());
+  size_t lr = lhs.rank(), rr = rhs.rank();
+  Expr rows = op.getTransposeLhs() ? lhs.shape[lr - 1] : lhs.shape[lr - 2];
+  Expr inner = op.getTransposeLhs() ? lhs.shape[lr - 2] : lhs.shape[lr - 1];
+  Expr innerR = op.getTransposeRhs() ? rhs.shape[rr - 1] : rhs.shape[rr - 2];
+  Expr cols = op.getTransposeRhs() ? rhs.shape[rr - 2] : rhs.shape[rr - 1];
+  std::string name = opFuncName(op);
+  requireEqual(inner, innerR, name + " contraction dim");
+  std::vector<Expr> lead =
+      broadcastShape({leading(lhs, 2), leading(rhs, 2)}, name);
+  std::vector<Expr> computed = lead;
+  computed.push_back(rows);
+  computed.push_back(cols);
+  auto resultType = cast<RankedTensorType>(op.getType());
+  FailureOr<std::vector<Expr>> shape = extents(op, resultType, computed);
+  if (failed(shape))
+    return failure();
+
+  std::vector<Var> vars = makeVars(lead.size(), "b");
+  Var i("i"), j("j");
+  Index batch = toExprs(vars);
+  vars.push_back(i);
+  vars.push_back(j);
+  RDom k(0, inner, name + "_k");
+  Index li = broadcastIndex(leading(lhs, 2), lead, batch);
+  Index ri = broadcastIndex(leading(rhs, 2), lead, batch);
+  if (op.getTransposeLhs()) {
+    li.push_back(k);
+    li.push_back(i);
+  } else {
+    li.push_back(i);
+    li.push_back(k);
+  }
+  if (op.getTransposeRhs()) {
+    ri.push_back(j);
+    ri.push_back(k);
+  } else {
+    ri.push_back(k);
+    ri.push_back(j);
+  }
+  Func acc(name + "_acc"), result(name);
+  define(acc, vars, constant(lhs.type, 0.0));
+  Index at = toExprs(vars);
+  update(acc, at, call(acc, at) + lhs(li) * rhs(ri));
+  define(result, vars, call(acc, at));
+  bind(op, Family::Gemm, {result, *shape, lhs.type}, {{"acc", acc}},
+       {{"acc", k}});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerNormalize(Operation *operation) {
+  auto op = cast<NormalizeOp>(operation);
+  const TensorFunc &input = get(op.getInput());
+  std::string name = opFuncName(op);
+  size_t rank = input.rank();
+  int64_t dim = op.getDim();
+  std::vector<Var> vars = makeVars(rank);
+  Index at = toExprs(vars);
+  // Statistics have every dim but `dim`.
+  std::vector<Var> statVars;
+  for (size_t d = 0; d < rank; ++d)
+    if (static_cast<int64_t>(d) != dim)
+      statVars.push_back(vars[d]);
+  Index statAt = toExprs(statVars);
+  RDom r(0, input.shape[dim], name + "_r");
+  Index atR = at;
+  atR[dim] = r;
+  Expr x = input(at), xr = input(atR);
+  Halide::Type type = input.type;
+  Func result(name);
+  std::map<std::string, Func> stages;
+  switch (op.getKind()) {
+  case NormKind::softmax: {
+    Func max(name + "_max"), num(name + "_exp"), sum(name + "_sum");
+    define(max, statVars, lowest(type));
+    update(max, statAt,
+           Halide::max(call(max, statAt),
+                       Halide::select(isNegInf(xr), lowest(type), xr)));
+    define(num, vars,
+           Halide::select(isNegInf(x), constant(type, 0.0),
+                          Halide::exp(x - call(max, statAt))));
+    Index numR = at;
+    numR[dim] = r;
+    define(sum, statVars, constant(type, 0.0));
+    update(sum, statAt, call(sum, statAt) + call(num, numR));
+    // A slice of only -inf has sum 0 and gives 0.
+    Expr total = call(sum, statAt);
+    define(result, vars,
+           call(num, at) /
+               Halide::select(total == 0, constant(type, 1.0), total));
+    stages = {{"max", max}, {"exp", num}, {"sum", sum}};
+    break;
+  }
+  case NormKind::sum: {
+    Func sum(name + "_sum");
+    define(sum, statVars, constant(type, op.getEps().convertToDouble()));
+    update(sum, statAt, call(sum, statAt) + xr);
+    define(result, vars, x / call(sum, statAt));
+    stages = {{"sum", sum}};
+    break;
+  }
+  case NormKind::count:
+    define(result, vars, x / Halide::cast(type, input.shape[dim]));
+    break;
+  case NormKind::none:
+    define(result, vars, x);
+    break;
+  }
+  Family family = stages.empty() ? Family::Elementwise : Family::Normalize;
+  bind(op, family, {result, input.shape, type}, stages, {{"r", r}},
+       {{"dim", dim}});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerScale(Operation *operation) {
+  auto op = cast<ScaleOp>(operation);
+  const TensorFunc &input = get(op.getInput());
+  Func result(opFuncName(op));
+  std::vector<Var> vars = makeVars(input.rank());
+  define(result, vars,
+         input(toExprs(vars)) *
+             constant(input.type, op.getFactor().convertToDouble()));
+  bind(op, Family::Elementwise, {result, input.shape, input.type});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerFeatureMap(Operation *operation) {
+  auto op = cast<FeatureMapOp>(operation);
+  const TensorFunc &input = get(op.getInput());
+  Func result(opFuncName(op));
+  std::vector<Var> vars = makeVars(input.rank());
+  define(result, vars, featureMapExpr(op.getKind(), input(toExprs(vars))));
+  bind(op, Family::Elementwise, {result, input.shape, input.type});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerPrefixSum(Operation *operation) {
+  auto op = cast<PrefixSumOp>(operation);
+  const TensorFunc &input = get(op.getInput());
+  std::string name = opFuncName(op);
+  int64_t dim = op.getDim();
+  std::vector<Var> vars = makeVars(input.rank());
+  Index at = toExprs(vars);
+  Func result(name);
+  define(result, vars, input(at));
+  RDom r(1, input.shape[dim] - 1, name + "_r");
+  Index atR = at, before = at;
+  atR[dim] = r;
+  before[dim] = r - 1;
+  update(result, atR, call(result, before) + input(atR));
+  bind(op, Family::Scan, {result, input.shape, input.type}, {}, {{"r", r}},
+       {{"dim", dim}});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerCausalMask(Operation *operation) {
+  auto op = cast<CausalMaskOp>(operation);
+  const TensorFunc &input = get(op.getInput());
+  Func result(opFuncName(op));
+  size_t rank = input.rank();
+  std::vector<Var> vars = makeVars(rank);
+  Expr x = input(toExprs(vars));
+  double fill = op.getFill().convertToDouble();
+  // strict_float keeps an infinite fill intact under fast-math.
+  define(result, vars,
+         Halide::strict_float(Halide::select(vars[rank - 1] > vars[rank - 2],
+                                             constant(input.type, fill), x)));
+  bind(op, Family::Elementwise, {result, input.shape, input.type});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerAdd(Operation *operation) {
+  auto op = cast<AddOp>(operation);
+  const TensorFunc &lhs = get(op.getLhs());
+  const TensorFunc &rhs = get(op.getRhs());
+  std::string name = opFuncName(op);
+  std::vector<Expr> computed = broadcastShape({lhs.shape, rhs.shape}, name);
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, cast<RankedTensorType>(op.getType()), computed);
+  if (failed(shape))
+    return failure();
+  std::vector<Var> vars = makeVars(shape->size());
+  Index at = toExprs(vars);
+  Func result(name);
+  define(result, vars,
+         lhs(broadcastIndex(lhs.shape, *shape, at)) +
+             rhs(broadcastIndex(rhs.shape, *shape, at)));
+  bind(op, Family::Elementwise, {result, *shape, lhs.type});
+  return success();
+}
+
+Expr KernelBuilder::bilinearSample(const TensorFunc &value, Expr n, Expr h,
+                                   Expr d, Expr start, Expr height, Expr width,
+                                   Expr x, Expr y, bool alignCorners) {
+  Halide::Type type = value.type;
+  Expr w = Halide::cast(type, width), hgt = Halide::cast(type, height);
+  Expr one = constant(type, 1.0), half = constant(type, 0.5);
+  Expr px = alignCorners ? x * (w - one) : x * w - half;
+  Expr py = alignCorners ? y * (hgt - one) : y * hgt - half;
+  // Non-finite locations and pixels far outside the level contribute 0;
+  // clamping before the int conversion keeps it defined.
+  Expr inside = Halide::is_finite(x) && Halide::is_finite(y) && px >= -one &&
+                px < w && py >= -one && py < hgt;
+  Expr safeX = Halide::select(inside, px, constant(type, -1.0));
+  Expr safeY = Halide::select(inside, py, constant(type, -1.0));
+  Expr fx0 = Halide::floor(safeX), fy0 = Halide::floor(safeY);
+  Expr x0 = Halide::cast<int>(fx0), y0 = Halide::cast<int>(fy0);
+  Expr fx = safeX - fx0, fy = safeY - fy0;
+  Expr total = constant(type, 0.0);
+  Expr lv = value.shape[1];
+  for (int cy = 0; cy < 2; ++cy)
+    for (int cx = 0; cx < 2; ++cx) {
+      Expr xc = x0 + cx, yc = y0 + cy;
+      Expr valid = inside && xc >= 0 && xc < width && yc >= 0 && yc < height;
+      // Clamped so bounds inference sees [0, Lv); invalid corners are 0.
+      Expr row = Halide::clamp(start + yc * width + xc, 0, lv - 1);
+      Expr weight = (cx ? fx : one - fx) * (cy ? fy : one - fy);
+      total += Halide::select(valid, weight * value({n, row, h, d}),
+                              constant(type, 0.0));
+    }
+  return total;
+}
+
+/// Level sizes and first rows from the `levels [HxW, ...]` attribute.
+static void levelTables(ArrayRef<int64_t> flat, std::vector<int> &heights,
+                        std::vector<int> &widths, std::vector<int> &starts) {
+  int start = 0;
+  for (size_t i = 0; i + 1 < flat.size(); i += 2) {
+    heights.push_back(static_cast<int>(flat[i]));
+    widths.push_back(static_cast<int>(flat[i + 1]));
+    starts.push_back(start);
+    start += static_cast<int>(flat[i] * flat[i + 1]);
+  }
+}
+
+static LogicalResult checkLevels(Operation *op, ArrayRef<int64_t> flat) {
+  int64_t total = 0;
+  for (int64_t size : flat)
+    if (size < 0 || size > (1 << 20))
+      return op->emitError("codegen: level sizes must be in [0, 2^20]");
+  for (size_t i = 0; i + 1 < flat.size(); i += 2)
+    total += flat[i] * flat[i + 1];
+  if (total > std::numeric_limits<int32_t>::max())
+    return op->emitError("codegen: the levels hold more than 2^31 - 1 rows");
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerBilinearGather(Operation *operation) {
+  auto op = cast<BilinearGatherOp>(operation);
+  if (failed(checkLevels(op, op.getSpatialShapes())))
+    return failure();
+  const TensorFunc &value = get(op.getValue());
+  const TensorFunc &loc = get(op.getLocations());
+  std::string name = opFuncName(op);
+  std::vector<int> heights, widths, starts;
+  levelTables(op.getSpatialShapes(), heights, widths, starts);
+  requireEqual(value.shape[0], loc.shape[0], name + " batch dim");
+  requireEqual(value.shape[2], loc.shape[2], name + " head dim");
+  std::vector<Expr> computed = {loc.shape[0], loc.shape[1], loc.shape[2],
+                                loc.shape[3], loc.shape[4], value.shape[3]};
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, cast<RankedTensorType>(op.getType()), computed);
+  if (failed(shape))
+    return failure();
+  Var n("n"), q("q"), h("h"), l("l"), p("p"), d("d");
+  // Per-level sizes as select chains on l (levels are static).
+  Expr height = heights.back(), width = widths.back(), start = starts.back();
+  for (size_t i = heights.size() - 1; i-- > 0;) {
+    height = Halide::select(l == static_cast<int>(i), heights[i], height);
+    width = Halide::select(l == static_cast<int>(i), widths[i], width);
+    start = Halide::select(l == static_cast<int>(i), starts[i], start);
+  }
+  Expr x = loc({n, q, h, l, p, 0}), y = loc({n, q, h, l, p, 1});
+  Func result(name);
+  define(result, {n, q, h, l, p, d},
+         bilinearSample(value, n, h, d, start, height, width, x, y,
+                        op.getAlignCorners()));
+  bind(op, Family::Gather, {result, *shape, value.type});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerExpandShape(Operation *operation) {
+  auto op = cast<tensor::ExpandShapeOp>(operation);
+  const TensorFunc &input = get(op.getSrc());
+  auto resultType = op.getResultType();
+  if (!resultType.hasStaticShape())
+    return op.emitError("codegen needs a static result shape for "
+                        "tensor.expand_shape");
+  FailureOr<std::vector<Expr>> shape = extents(op, resultType, {});
+  if (failed(shape))
+    return failure();
+  std::vector<Var> vars = makeVars(shape->size());
+  Index inputIndex;
+  // Each input dim is the row-major linearization of its group.
+  for (ReassociationIndices group : op.getReassociationIndices()) {
+    Expr linear = 0;
+    for (int64_t d : group)
+      linear = linear * (*shape)[d] + vars[d];
+    inputIndex.push_back(linear);
+  }
+  for (auto [inputDim, group] : llvm::enumerate(op.getReassociationIndices())) {
+    Expr size = 1;
+    for (int64_t d : group)
+      size = size * (*shape)[d];
+    requireEqual(input.shape[inputDim], Halide::Internal::simplify(size),
+                 "expand_shape source dim " + std::to_string(inputDim));
+  }
+  Func result(opFuncName(op));
+  define(result, vars, input(inputIndex));
+  bind(op, Family::Elementwise, {result, *shape, input.type});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerCollapseShape(Operation *operation) {
+  auto op = cast<tensor::CollapseShapeOp>(operation);
+  const TensorFunc &input = get(op.getSrc());
+  std::vector<Expr> computed;
+  auto groups = op.getReassociationIndices();
+  for (ReassociationIndices group : groups) {
+    Expr size = 1;
+    for (int64_t d : group)
+      size = size * input.shape[d];
+    computed.push_back(Halide::Internal::simplify(size));
+  }
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, op.getResultType(), computed);
+  if (failed(shape))
+    return failure();
+  std::vector<Var> vars = makeVars(shape->size());
+  Index inputIndex(input.rank());
+  // Unflatten each result index over its group, innermost dim first.
+  for (auto [resultDim, group] : llvm::enumerate(groups)) {
+    Expr rest = vars[resultDim];
+    for (size_t g = group.size(); g-- > 0;) {
+      int64_t d = group[g];
+      if (g == 0) {
+        inputIndex[d] = rest;
+      } else {
+        inputIndex[d] = rest % input.shape[d];
+        rest = rest / input.shape[d];
+      }
+    }
+  }
+  Func result(opFuncName(op));
+  define(result, vars, input(inputIndex));
+  bind(op, Family::Elementwise, {result, *shape, input.type});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerConstant(Operation *operation) {
+  auto op = cast<arith::ConstantOp>(operation);
+  auto dense = dyn_cast<DenseFPElementsAttr>(op.getValue());
+  if (!dense)
+    return op.emitError("codegen only supports dense float tensor constants");
+  auto type = cast<RankedTensorType>(dense.getType());
+  FailureOr<std::vector<Expr>> shape = extents(op, type, {});
+  if (failed(shape))
+    return failure();
+  Halide::Type elem =
+      type.getElementType().isF64() ? Halide::Float(64) : Halide::Float(32);
+  std::string name = freshName("constant");
+  std::vector<Var> vars = makeVars(type.getRank());
+  Func result(name);
+  if (dense.isSplat()) {
+    define(result, vars,
+           constant(elem, dense.getSplatValue<APFloat>().convertToDouble()));
+  } else {
+    std::vector<int> sizes;
+    for (int64_t d = type.getRank(); d-- > 0;)
+      sizes.push_back(static_cast<int>(type.getDimSize(d)));
+    // Row-major data is a Halide buffer with reversed extents.
+    Halide::Buffer<> buffer(elem, sizes, name + "_data");
+    size_t index = 0;
+    for (const APFloat &value : dense.getValues<APFloat>()) {
+      double v = value.convertToDouble();
+      if (elem.bits() == 64)
+        reinterpret_cast<double *>(buffer.data())[index++] = v;
+      else
+        reinterpret_cast<float *>(buffer.data())[index++] =
+            static_cast<float>(v);
+    }
+    std::vector<Var> args(vars.rbegin(), vars.rend());
+    std::vector<Expr> argExprs(args.begin(), args.end());
+    result(args) = buffer(argExprs);
+  }
+  bind(op, Family::Elementwise, {result, *shape, elem});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// High-level ops as fused algorithms
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelBuilder::lowerDotProduct(Operation *operation) {
+  auto op = cast<DotProductAttentionOp>(operation);
+  DotProductSpec spec;
+  spec.query = op.getQuery();
+  spec.key = op.getKey();
+  spec.value = op.getValue();
+  spec.mask = op.getMask();
+  for (Attribute attr : op.getNorm()) {
+    auto step = cast<NormStepAttr>(attr);
+    spec.steps.emplace_back(step.getKind(), step.getAxis(), step.getEpsValue());
+  }
+  spec.scale = op.getScale().convertToDouble();
+  spec.featureMap = op.getFeatureMap();
+  spec.causal = op.getCausal();
+  return lowerDotProductSpec(op, spec);
+}
+
+LogicalResult KernelBuilder::lowerExternal(Operation *operation) {
+  auto op = cast<ExternalAttentionOp>(operation);
+  DotProductSpec spec;
+  spec.query = op.getInput();
+  spec.key = op.getMemoryKey();
+  spec.value = op.getMemoryValue();
+  spec.steps = {{NormKind::softmax, NormAxis::queries, 0.0},
+                {NormKind::sum, NormAxis::keys, op.getEps().convertToDouble()}};
+  return lowerDotProductSpec(op, spec);
+}
+
+// Scores S[i, j] (query i, key j) are built in stages:
+//   <name>_query (b, i, d) = phi(Q), <name>_keyT (b, d, j) = phi(K) with j
+//   innermost (so score products vectorize over keys), <name>_dot = Q K^T,
+//   <name>_scores = scale * dot + mask. Step t of the norm list defines
+//   <name>_num<t> (hidden entries 0) and a per-slice <name>_den<t> (and
+//   <name>_max<t> for softmax); the normalized scores are num / den. The
+//   last step's division is applied after the product with V when that
+//   step is over keys (one division per output instead of per score).
+LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
+                                                 const DotProductSpec &spec) {
+  const TensorFunc &q = get(spec.query);
+  const TensorFunc &k = get(spec.key);
+  const TensorFunc &v = get(spec.value);
+  const TensorFunc *mask = spec.mask ? &get(spec.mask) : nullptr;
+  std::string name = opFuncName(op);
+  Halide::Type type = q.type;
+  size_t qr = q.rank(), kr = k.rank(), vr = v.rank();
+  Expr n = q.shape[qr - 2], dk = q.shape[qr - 1];
+  Expr m = k.shape[kr - 2], dv = v.shape[vr - 1];
+  requireEqual(k.shape[kr - 1], dk, name + " feature dim of key");
+  requireEqual(v.shape[vr - 2], m, name + " positions of value");
+  std::vector<std::vector<Expr>> leads = {leading(q, 2), leading(k, 2),
+                                          leading(v, 2)};
+  if (mask) {
+    requireEqual(mask->shape[mask->rank() - 2], n, name + " mask rows");
+    requireEqual(mask->shape[mask->rank() - 1], m, name + " mask columns");
+    leads.push_back(leading(*mask, 2));
+  }
+  std::vector<Expr> lead = broadcastShape(leads, name);
+  std::vector<Expr> computed = lead;
+  computed.push_back(n);
+  computed.push_back(dv);
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, cast<RankedTensorType>(op->getResult(0).getType()), computed);
+  if (failed(shape))
+    return failure();
+
+  std::vector<Var> batchVars = makeVars(lead.size(), "b");
+  Index b = toExprs(batchVars);
+  Var i("i"), j("j"), e("e"), d("d");
+  auto with = [&](std::initializer_list<Var> tail) {
+    std::vector<Var> vars = batchVars;
+    vars.insert(vars.end(), tail);
+    return vars;
+  };
+  auto at = [&](std::initializer_list<Expr> tail) {
+    Index index = b;
+    index.insert(index.end(), tail);
+    return index;
+  };
+  Index qb = broadcastIndex(leading(q, 2), lead, b);
+  Index kb = broadcastIndex(leading(k, 2), lead, b);
+  Index vb = broadcastIndex(leading(v, 2), lead, b);
+
+  Func query(name + "_query"), keyT(name + "_keyT"), dot(name + "_dot"),
+      scores(name + "_scores");
+  {
+    Index qi = qb, ki = kb;
+    qi.insert(qi.end(), {i, d});
+    ki.insert(ki.end(), {j, d});
+    define(query, with({i, d}), featureMapExpr(spec.featureMap, q(qi)));
+    define(keyT, with({d, j}), featureMapExpr(spec.featureMap, k(ki)));
+  }
+  RDom rd(0, dk, name + "_rd");
+  define(dot, with({i, j}), constant(type, 0.0));
+  update(dot, at({i, j}),
+         call(dot, at({i, j})) +
+             call(query, at({i, rd})) * call(keyT, at({rd, j})));
+  Expr s = call(dot, at({i, j}));
+  if (spec.scale != 1.0)
+    s = s * constant(type, spec.scale);
+  if (mask) {
+    Index mi = broadcastIndex(leading(*mask, 2), lead, b);
+    mi.insert(mi.end(), {i, j});
+    s = s + (*mask)(mi);
+  }
+  define(scores, with({i, j}), s);
+
+  std::map<std::string, Func> stages = {
+      {"query", query}, {"keyT", keyT}, {"dot", dot}, {"scores", scores}};
+  std::map<std::string, RDom> domains = {{"dot", rd}};
+  auto visible = [&](Expr row, Expr col) -> Expr {
+    return spec.causal ? col <= row : Halide::Internal::const_true();
+  };
+
+  // The current normalized scores as a Func of (b..., i, j); hidden entries
+  // are excluded by `visible` in every step.
+  Func current = scores;
+  std::map<std::string, int64_t> info;
+  Func lastNum;
+  Expr lastDen; // per-row divisor of the last step when it is over keys
+  bool allKeys = true;
+  for (auto [t, step] : llvm::enumerate(spec.steps)) {
+    auto [kind, axis, eps] = step;
+    if (kind == NormKind::none)
+      continue;
+    bool overKeys = axis == NormAxis::keys;
+    allKeys &= overKeys;
+    std::string suffix = std::to_string(t);
+    // The slice of (i, j) is the other index; reduce over r.
+    RDom r(0, overKeys ? m : n, name + "_r" + suffix);
+    Index sliceAt = at({overKeys ? Expr(i) : Expr(j)});
+    std::vector<Var> sliceVars = with({overKeys ? i : j});
+    Index rAt = overKeys ? at({i, r}) : at({r, j});
+    Expr visibleR = overKeys ? visible(i, r) : visible(r, j);
+    Expr cur = call(current, at({i, j})), curR = call(current, rAt);
+    Func num(name + "_num" + suffix), den(name + "_den" + suffix);
+    Expr divisor;
+    if (kind == NormKind::softmax) {
+      Func max(name + "_max" + suffix);
+      define(max, sliceVars, lowest(type));
+      update(max, sliceAt,
+             Halide::max(call(max, sliceAt),
+                         Halide::select(visibleR && !isNegInf(curR), curR,
+                                        lowest(type))));
+      define(num, with({i, j}),
+             Halide::select(visible(i, j) && !isNegInf(cur),
+                            Halide::exp(cur - call(max, sliceAt)),
+                            constant(type, 0.0)));
+      define(den, sliceVars, constant(type, 0.0));
+      update(den, sliceAt, call(den, sliceAt) + call(num, rAt));
+      Expr total = call(den, sliceAt);
+      // Only a slice with nothing visible sums to 0; its entries are 0.
+      divisor = Halide::select(total == 0, constant(type, 1.0), total);
+      stages["max" + suffix] = max;
+      stages["den" + suffix] = den;
+    } else {
+      define(num, with({i, j}),
+             Halide::select(visible(i, j), cur, constant(type, 0.0)));
+      if (kind == NormKind::sum) {
+        define(den, sliceVars, constant(type, eps));
+        update(den, sliceAt,
+               call(den, sliceAt) +
+                   Halide::select(visibleR, curR, constant(type, 0.0)));
+        divisor = call(den, sliceAt);
+        stages["den" + suffix] = den;
+      } else { // count divides by the full axis length
+        divisor = Halide::cast(type, overKeys ? m : n);
+      }
+    }
+    stages["num" + suffix] = num;
+    domains["r" + suffix] = r;
+    info["overKeys" + suffix] = overKeys;
+    Func normalized(name + "_p" + suffix);
+    define(normalized, with({i, j}), call(num, at({i, j})) / divisor);
+    stages["p" + suffix] = normalized;
+    current = normalized;
+    lastNum = num;
+    lastDen = overKeys ? divisor : Expr();
+  }
+  // With no step (or only `none`), hidden entries still contribute 0.
+  if (!lastNum.defined()) {
+    Func num(name + "_num");
+    define(num, with({i, j}),
+           Halide::select(visible(i, j), call(scores, at({i, j})),
+                          constant(type, 0.0)));
+    stages["num"] = num;
+    current = num;
+  }
+  bool divideLast = lastDen.defined();
+  Func weights = divideLast ? lastNum : current;
+
+  Func acc(name + "_acc"), result(name);
+  RDom rj(0, m, name + "_rj");
+  if (spec.causal)
+    rj.where(rj <= i);
+  Index vi = vb;
+  vi.insert(vi.end(), {rj, e});
+  define(acc, with({i, e}), constant(type, 0.0));
+  update(acc, at({i, e}),
+         call(acc, at({i, e})) + call(weights, at({i, rj})) * v(vi));
+  Expr out = call(acc, at({i, e}));
+  if (divideLast)
+    out = out / lastDen;
+  define(result, with({i, e}), out);
+  stages["acc"] = acc;
+  domains["acc"] = rj;
+  info["steps"] = static_cast<int64_t>(spec.steps.size());
+  bind(op, allKeys ? Family::RowAttention : Family::MaterializedAttention,
+       {result, *shape, type}, stages, domains, info);
+  return success();
+}
+
+// E = rho_q(Q) (rho_k(K)^T V). Softmax variant: <name>_qmax/_qexp/_qsum
+// (per query over dk), <name>_kmax/_kexp/_ksum (per key feature over the m
+// positions: reductions over positions), <name>_context = kexp^T V / ksum
+// (dk x dv, a reduction over positions), result = qexp context / qsum.
+// Scaling variant: context = K^T V / n, result = Q context (rho = x/sqrt(n)
+// on both sides is one division by n).
+LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
+  auto op = cast<EfficientAttentionOp>(operation);
+  const TensorFunc &q = get(op.getQuery());
+  const TensorFunc &k = get(op.getKey());
+  const TensorFunc &v = get(op.getValue());
+  std::string name = opFuncName(op);
+  Halide::Type type = q.type;
+  size_t qr = q.rank(), kr = k.rank(), vr = v.rank();
+  Expr n = q.shape[qr - 2], dk = q.shape[qr - 1];
+  Expr m = k.shape[kr - 2], dv = v.shape[vr - 1];
+  requireEqual(k.shape[kr - 1], dk, name + " feature dim of key");
+  requireEqual(v.shape[vr - 2], m, name + " positions of value");
+  std::vector<Expr> lead =
+      broadcastShape({leading(q, 2), leading(k, 2), leading(v, 2)}, name);
+  std::vector<Expr> computed = lead;
+  computed.push_back(n);
+  computed.push_back(dv);
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, cast<RankedTensorType>(op.getType()), computed);
+  if (failed(shape))
+    return failure();
+  std::vector<Var> batchVars = makeVars(lead.size(), "b");
+  Index b = toExprs(batchVars);
+  Var i("i"), j("j"), e("e"), d("d");
+  auto with = [&](std::initializer_list<Var> tail) {
+    std::vector<Var> vars = batchVars;
+    vars.insert(vars.end(), tail);
+    return vars;
+  };
+  auto at = [&](std::initializer_list<Expr> tail) {
+    Index index = b;
+    index.insert(index.end(), tail);
+    return index;
+  };
+  auto qAt = [&](Expr row, Expr col) {
+    Index index = broadcastIndex(leading(q, 2), lead, b);
+    index.insert(index.end(), {row, col});
+    return q(index);
+  };
+  auto kAt = [&](Expr row, Expr col) {
+    Index index = broadcastIndex(leading(k, 2), lead, b);
+    index.insert(index.end(), {row, col});
+    return k(index);
+  };
+  auto vAt = [&](Expr row, Expr col) {
+    Index index = broadcastIndex(leading(v, 2), lead, b);
+    index.insert(index.end(), {row, col});
+    return v(index);
+  };
+  Expr zero = constant(type, 0.0);
+  std::map<std::string, Func> stages;
+  std::map<std::string, RDom> domains;
+  RDom rj(0, m, name + "_rj"), rd(0, dk, name + "_rd");
+  Func context(name + "_context"), acc(name + "_acc"), result(name);
+  Expr queryWeight;
+  if (op.getVariant() == EfficientVariant::softmax) {
+    Func qmax(name + "_qmax"), qexp(name + "_qexp"), qsum(name + "_qsum");
+    Func kmax(name + "_kmax"), kexp(name + "_kexp"), ksum(name + "_ksum");
+    RDom rdq(0, dk, name + "_rdq");
+    define(qmax, with({i}), lowest(type));
+    update(qmax, at({i}), Halide::max(call(qmax, at({i})), qAt(i, rdq)));
+    define(qexp, with({i, d}), Halide::exp(qAt(i, d) - call(qmax, at({i}))));
+    define(qsum, with({i}), zero);
+    update(qsum, at({i}), call(qsum, at({i})) + call(qexp, at({i, rdq})));
+    RDom rjk(0, m, name + "_rjk");
+    define(kmax, with({d}), lowest(type));
+    update(kmax, at({d}), Halide::max(call(kmax, at({d})), kAt(rjk, d)));
+    define(kexp, with({j, d}), Halide::exp(kAt(j, d) - call(kmax, at({d}))));
+    define(ksum, with({d}), zero);
+    update(ksum, at({d}), call(ksum, at({d})) + call(kexp, at({rjk, d})));
+    define(context, with({d, e}), zero);
+    update(context, at({d, e}),
+           call(context, at({d, e})) + call(kexp, at({rj, d})) * vAt(rj, e));
+    stages = {{"qmax", qmax}, {"qexp", qexp}, {"qsum", qsum},
+              {"kmax", kmax}, {"kexp", kexp}, {"ksum", ksum}};
+    domains = {{"qmax", rdq}, {"kmax", rjk}};
+    queryWeight = call(qexp, at({i, rd}));
+    Func contextNorm(name + "_context_norm");
+    define(contextNorm, with({d, e}),
+           call(context, at({d, e})) / call(ksum, at({d})));
+    stages["context_norm"] = contextNorm;
+    define(acc, with({i, e}), zero);
+    update(acc, at({i, e}),
+           call(acc, at({i, e})) +
+               queryWeight * call(contextNorm, at({rd, e})));
+    define(result, with({i, e}), call(acc, at({i, e})) / call(qsum, at({i})));
+  } else {
+    define(context, with({d, e}), zero);
+    update(context, at({d, e}),
+           call(context, at({d, e})) + kAt(rj, d) * vAt(rj, e));
+    define(acc, with({i, e}), zero);
+    update(acc, at({i, e}),
+           call(acc, at({i, e})) + qAt(i, rd) * call(context, at({rd, e})));
+    define(result, with({i, e}), call(acc, at({i, e})) / Halide::cast(type, n));
+  }
+  stages["context"] = context;
+  stages["acc"] = acc;
+  domains["context"] = rj;
+  domains["acc"] = rd;
+  bind(op, Family::Efficient, {result, *shape, type}, stages, domains,
+       {{"softmax", op.getVariant() == EfficientVariant::softmax}});
+  return success();
+}
+
+// out[n, q, h*D + d] = sum over levels l and points p of
+// w[n, q, h, l, p] * sample(level l at loc[n, q, h, l, p])[d]. Levels are
+// static, so each level is its own term with constant sizes.
+LogicalResult KernelBuilder::lowerDeformable(Operation *operation) {
+  auto op = cast<DeformableAttentionOp>(operation);
+  if (failed(checkLevels(op, op.getSpatialShapes())))
+    return failure();
+  const TensorFunc &value = get(op.getValue());
+  const TensorFunc &loc = get(op.getSamplingLocations());
+  const TensorFunc &weights = get(op.getAttentionWeights());
+  std::string name = opFuncName(op);
+  std::vector<int> heights, widths, starts;
+  levelTables(op.getSpatialShapes(), heights, widths, starts);
+  requireEqual(value.shape[0], loc.shape[0], name + " batch dim");
+  requireEqual(value.shape[2], loc.shape[2], name + " head dim");
+  for (size_t d = 0; d < 5; ++d)
+    requireEqual(weights.shape[d], loc.shape[d],
+                 name + " attention_weights dim " + std::to_string(d));
+  Expr depth = value.shape[3];
+  std::vector<Expr> computed = {
+      loc.shape[0], loc.shape[1],
+      Halide::Internal::simplify(loc.shape[2] * depth)};
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, cast<RankedTensorType>(op.getType()), computed);
+  if (failed(shape))
+    return failure();
+  Var n("n"), q("q"), h("h"), d("d"), c("c");
+  RDom rp(0, loc.shape[4], name + "_rp");
+  Func heads(name + "_heads"), result(name);
+  Halide::Type type = value.type;
+  define(heads, {n, q, h, d}, constant(type, 0.0));
+  Expr sum = call(heads, {n, q, h, d});
+  for (size_t l = 0; l < heights.size(); ++l) {
+    Expr li = static_cast<int>(l);
+    Expr x = loc({n, q, h, li, rp, 0}), y = loc({n, q, h, li, rp, 1});
+    sum += weights({n, q, h, li, rp}) *
+           bilinearSample(value, n, h, d, starts[l], heights[l], widths[l], x,
+                          y, op.getAlignCorners());
+  }
+  update(heads, {n, q, h, d}, sum);
+  define(result, {n, q, c}, call(heads, {n, q, c / depth, c % depth}));
+  bind(op, Family::Gather, {result, *shape, type}, {{"heads", heads}},
+       {{"heads", rp}});
+  return success();
+}
+
+} // namespace
+
+FailureOr<KernelAlgorithm>
+mlir::attn::codegen::buildAlgorithm(func::FuncOp func,
+                                    ArrayRef<std::string> argNames) {
+  return KernelBuilder(func, argNames).run();
+}

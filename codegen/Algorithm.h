@@ -1,0 +1,89 @@
+//===- Algorithm.h - attn ops as Halide Func graphs (internal) ---*- C++
+//-*-===//
+//
+// The algorithm half of code generation: every op of a func.func becomes one
+// Halide Func named after it (`matmul_0`, `dot_product_1`, ...) plus named
+// helper Funcs for its intermediate stages (`dot_product_1_scores`, ...).
+// No scheduling happens here; each op records its Funcs by role in an
+// OpStages entry that the schedules (Schedule.h) read.
+//
+// Tensor dims are in MLIR order (outermost first) everywhere in this code;
+// Halide Funcs take their arguments innermost first, so TensorFunc
+// reverses the index list on access.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_CODEGEN_ALGORITHM_H
+#define ATTN_CODEGEN_ALGORITHM_H
+
+#include "Halide.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mlir::attn::codegen {
+
+/// A tensor value as a Halide Func plus its extents (MLIR dim order).
+struct TensorFunc {
+  Halide::Func func;
+  std::vector<Halide::Expr> shape;
+  Halide::Type type;
+
+  size_t rank() const { return shape.size(); }
+  /// Loads the element at `index` (MLIR dim order).
+  Halide::Expr operator()(std::vector<Halide::Expr> index) const;
+};
+
+/// Which schedule an op gets.
+enum class Family {
+  Elementwise,           ///< inlined; vectorized + parallel when an output
+  Gemm,                  ///< attn.matmul: register-tiled product
+  Normalize,             ///< per-slice statistics + elementwise division
+  Scan,                  ///< attn.prefix_sum
+  Gather,                ///< attn.bilinear_gather, attn.deformable
+  RowAttention,          ///< dot_product whose steps are all over keys
+  MaterializedAttention, ///< dot_product with a step over queries
+  Efficient,             ///< attn.efficient (K^T V with rfactor)
+};
+
+/// The Funcs of one op, by role, for the schedule part.
+struct OpStages {
+  Family family;
+  std::string name; ///< Func name of the result
+  TensorFunc result;
+  /// Helper Funcs by role ("acc", "scores", "max_0", ...).
+  std::map<std::string, Halide::Func> stages;
+  /// The reduction domain of each helper with an update, by role.
+  std::map<std::string, Halide::RDom> domains;
+  /// Op-specific integers (e.g. "dim": the normalized dim in Halide order,
+  /// "steps": number of normalization steps).
+  std::map<std::string, int64_t> info;
+};
+
+/// A func.func as a Halide pipeline, before scheduling.
+struct KernelAlgorithm {
+  std::string name;
+  std::vector<Halide::ImageParam> inputs;
+  /// Argument names of the spec (the ImageParam names).
+  std::vector<std::string> inputNames;
+  std::vector<TensorFunc> outputs;
+  std::vector<OpStages> ops;
+  /// Conditions the sizes must satisfy at run time, with a message each.
+  std::vector<std::pair<Halide::Expr, std::string>> requirements;
+
+  Halide::Pipeline pipeline() const;
+  /// ImageParams as pipeline arguments, in spec order.
+  std::vector<Halide::Argument> arguments() const;
+};
+
+/// Builds the algorithm of `func`; `argNames` names the ImageParams (spec
+/// argument names; "argN" where missing). Unsupported ops and types are emitted
+/// as errors at their location. May throw Halide::Error (callers catch).
+FailureOr<KernelAlgorithm> buildAlgorithm(func::FuncOp func,
+                                          ArrayRef<std::string> argNames);
+
+} // namespace mlir::attn::codegen
+
+#endif // ATTN_CODEGEN_ALGORITHM_H

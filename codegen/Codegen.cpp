@@ -1,0 +1,449 @@
+//===- Codegen.cpp - AOT and JIT entry points -----------------------------===//
+//
+// The library boundary: every Halide call runs inside `guarded`, which turns
+// Halide exceptions (CompileError, RuntimeError, InternalError, any
+// Halide::Error) into MLIR diagnostics, so no exception escapes to the
+// (exception-free) tools.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Codegen.h"
+
+#include "codegen/Algorithm.h"
+#include "codegen/Schedule.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::codegen;
+
+namespace {
+
+std::string trimmed(const char *text) { return StringRef(text).trim().str(); }
+
+/// Runs `body`; a Halide (or other C++) exception becomes an error at `loc`
+/// prefixed with `what`.
+template <typename Body>
+LogicalResult guarded(Location loc, const llvm::Twine &what, Body &&body) {
+  try {
+    return body();
+  } catch (const Halide::CompileError &e) {
+    emitError(loc) << what << ": Halide compile error: " << trimmed(e.what());
+  } catch (const Halide::RuntimeError &e) {
+    emitError(loc) << what << ": Halide runtime error: " << trimmed(e.what());
+  } catch (const Halide::InternalError &e) {
+    emitError(loc) << what << ": Halide internal error: " << trimmed(e.what());
+  } catch (const Halide::Error &e) {
+    emitError(loc) << what << ": Halide error: " << trimmed(e.what());
+  } catch (const std::exception &e) {
+    emitError(loc) << what << ": " << e.what();
+  }
+  return failure();
+}
+
+FailureOr<Halide::Target> parseTarget(StringRef text, Location loc) {
+  if (text == "host")
+    return Halide::get_host_target();
+  if (!Halide::Target::validate_target_string(text.str())) {
+    emitError(loc) << invalidTargetMessage(text);
+    return failure();
+  }
+  Halide::Target target(text.str());
+  return target;
+}
+
+bool isIdentifier(StringRef name) {
+  if (name.empty() || llvm::isDigit(name.front()))
+    return false;
+  return llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+/// Argument names usable as C identifiers and unique (else "argN").
+std::vector<std::string> cleanArgNames(func::FuncOp func,
+                                       const std::vector<std::string> &names) {
+  std::vector<std::string> result;
+  std::set<std::string> seen;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    std::string name = i < names.size() ? names[i] : "";
+    if (!isIdentifier(name) || name == func.getSymName() ||
+        !seen.insert(name).second)
+      name = "arg" + std::to_string(i);
+    result.push_back(name);
+  }
+  return result;
+}
+
+/// Builds and schedules the pipeline of `func`. Throws Halide errors.
+FailureOr<KernelAlgorithm> buildScheduled(func::FuncOp func,
+                                          const CompileOptions &options,
+                                          const Halide::Target &target) {
+  if (!isIdentifier(func.getSymName())) {
+    func.emitError("kernel name '")
+        << func.getSymName() << "' is not a C identifier";
+    return failure();
+  }
+  FailureOr<KernelAlgorithm> algorithm =
+      buildAlgorithm(func, cleanArgNames(func, options.argNames));
+  if (failed(algorithm))
+    return failure();
+  scheduleKernel(*algorithm, options.schedule, target);
+  return algorithm;
+}
+
+/// Runs the LLVM part of an AOT compilation in a child process. LLVM inside
+/// Halide reports some backend failures (e.g. instruction selection on
+/// targets it supports only partly) with abort(); a child that dies becomes
+/// an error here instead of taking the tool down. Halide exceptions in the
+/// child are passed back through a pipe.
+template <typename Body>
+LogicalResult compileIsolated(Location loc, const std::string &target,
+                              Body &&body) {
+  int fds[2];
+  if (pipe(fds) != 0) { // no isolation possible: compile in process
+    body();
+    return success();
+  }
+  pid_t child = fork();
+  if (child < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    body();
+    return success();
+  }
+  if (child == 0) {
+    close(fds[0]);
+    std::string message;
+    try {
+      body();
+    } catch (const Halide::Error &e) {
+      message = std::string("Halide error: ") + e.what();
+    } catch (const std::exception &e) {
+      message = e.what();
+    }
+    if (!message.empty())
+      (void)!write(fds[1], message.data(), message.size());
+    _exit(message.empty() ? 0 : 1);
+  }
+  close(fds[1]);
+  std::string message;
+  char chunk[4096];
+  for (ssize_t n; (n = read(fds[0], chunk, sizeof(chunk))) > 0;)
+    message.append(chunk, n);
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return success();
+  if (WIFSIGNALED(status)) {
+    emitError(loc) << "LLVM inside Halide crashed (signal " << WTERMSIG(status)
+                   << ") generating code for target " << target
+                   << "; its message is above. (The plain `avx512` feature "
+                      "lacks AVX-512VL; x86-64-linux-avx512_skylake has it.)";
+    return failure();
+  }
+  emitError(loc) << StringRef(message).trim();
+  return failure();
+}
+
+} // namespace
+
+bool mlir::attn::codegen::isValidTarget(StringRef target) {
+  try {
+    return target == "host" ||
+           Halide::Target::validate_target_string(target.str());
+  } catch (...) {
+    return false;
+  }
+}
+
+std::string mlir::attn::codegen::invalidTargetMessage(StringRef target) {
+  return "unknown Halide target '" + target.str() +
+         "' (examples: host, x86-64-linux-avx2, x86-64-linux-avx512, "
+         "arm-64-linux)";
+}
+
+LogicalResult mlir::attn::codegen::compileToFiles(func::FuncOp func,
+                                                  StringRef dir,
+                                                  const CompileOptions &options,
+                                                  const EmitOptions &emit) {
+  Location loc = func.getLoc();
+  return guarded(loc, "compiling @" + func.getSymName(), [&] {
+    FailureOr<Halide::Target> target = parseTarget(options.target, loc);
+    if (failed(target))
+      return failure();
+    // The runtime comes from compileRuntime, once per app.
+    Halide::Target kernelTarget =
+        target->with_feature(Halide::Target::NoRuntime);
+    FailureOr<KernelAlgorithm> algorithm =
+        buildScheduled(func, options, kernelTarget);
+    if (failed(algorithm))
+      return failure();
+    auto path = [&](StringRef extension) {
+      SmallString<256> file(dir);
+      llvm::sys::path::append(file, func.getSymName() + extension);
+      return std::string(file);
+    };
+    std::map<Halide::OutputFileType, std::string> outputs = {
+        {Halide::OutputFileType::static_library, path(".a")},
+        {Halide::OutputFileType::c_header, path(".h")}};
+    if (emit.stmt)
+      outputs[Halide::OutputFileType::stmt] = path(".stmt");
+    if (emit.html)
+      outputs[Halide::OutputFileType::stmt_html] = path(".stmt.html");
+    if (emit.assembly)
+      outputs[Halide::OutputFileType::assembly] = path(".s");
+    return compileIsolated(loc, target->to_string(), [&] {
+      algorithm->pipeline().compile_to(outputs, algorithm->arguments(),
+                                       func.getSymName().str(), kernelTarget);
+    });
+  });
+}
+
+LogicalResult mlir::attn::codegen::compileRuntime(StringRef path,
+                                                  StringRef target,
+                                                  Location loc) {
+  return guarded(loc, "compiling the Halide runtime", [&] {
+    FailureOr<Halide::Target> parsed = parseTarget(target, loc);
+    if (failed(parsed))
+      return failure();
+    Halide::compile_standalone_runtime(
+        {{Halide::OutputFileType::static_library, path.str()}}, *parsed);
+    return success();
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// JIT
+//===----------------------------------------------------------------------===//
+
+struct Kernel::Impl {
+  Location loc;
+  std::string name;
+  KernelAlgorithm algorithm;
+  Halide::Pipeline pipeline; ///< JIT only
+  Halide::Target target;
+  std::vector<RankedTensorType> argTypes;
+  std::vector<Halide::Buffer<>> inputs, outputs;
+  /// AOT only: the loaded shared object and its `<name>_argv` entry point.
+  void *library = nullptr;
+  int (*entry)(void **) = nullptr;
+
+  ~Impl() {
+    if (library)
+      dlclose(library);
+  }
+};
+
+Kernel::Kernel(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
+Kernel::~Kernel() = default;
+
+static std::unique_ptr<Kernel::Impl> newImpl(func::FuncOp func) {
+  auto impl = std::make_unique<Kernel::Impl>(
+      Kernel::Impl{func.getLoc(), func.getSymName().str()});
+  for (Type type : func.getArgumentTypes())
+    if (auto tensor = dyn_cast<RankedTensorType>(type))
+      impl->argTypes.push_back(tensor);
+  return impl;
+}
+
+FailureOr<std::unique_ptr<Kernel>>
+Kernel::compileJit(func::FuncOp func, const CompileOptions &options) {
+  std::unique_ptr<Impl> impl = newImpl(func);
+  LogicalResult result =
+      guarded(impl->loc, "JIT-compiling @" + func.getSymName(), [&] {
+        FailureOr<Halide::Target> target =
+            parseTarget(options.target, impl->loc);
+        if (failed(target))
+          return failure();
+        impl->target = *target;
+        FailureOr<KernelAlgorithm> algorithm =
+            buildScheduled(func, options, *target);
+        if (failed(algorithm))
+          return failure();
+        impl->algorithm = std::move(*algorithm);
+        impl->pipeline = impl->algorithm.pipeline();
+        impl->pipeline.compile_jit(*target);
+        return success();
+      });
+  if (failed(result))
+    return failure();
+  return std::unique_ptr<Kernel>(new Kernel(std::move(impl)));
+}
+
+FailureOr<std::unique_ptr<Kernel>>
+Kernel::compileAot(func::FuncOp func, const CompileOptions &options,
+                   StringRef workDir) {
+  std::unique_ptr<Impl> impl = newImpl(func);
+  Location loc = impl->loc;
+  if (failed(compileToFiles(func, workDir, options, EmitOptions())))
+    return failure();
+  auto path = [&](const llvm::Twine &file) {
+    SmallString<256> result(workDir);
+    llvm::sys::path::append(result, file);
+    return std::string(result);
+  };
+  std::string runtime = path("attn_runtime.a");
+  if (failed(compileRuntime(runtime, options.target, loc)))
+    return failure();
+  // The shapes and element types of the results, without compiling again.
+  LogicalResult built = guarded(loc, "compiling @" + func.getSymName(), [&] {
+    FailureOr<Halide::Target> target = parseTarget(options.target, loc);
+    if (failed(target))
+      return failure();
+    FailureOr<KernelAlgorithm> algorithm =
+        buildScheduled(func, options, *target);
+    if (failed(algorithm))
+      return failure();
+    impl->algorithm = std::move(*algorithm);
+    return success();
+  });
+  if (failed(built))
+    return failure();
+
+  llvm::ErrorOr<std::string> compiler = llvm::sys::findProgramByName("c++");
+  if (!compiler)
+    return emitError(loc, "cannot link the AOT kernel: no `c++` on PATH");
+  std::string library = path(func.getSymName() + ".so");
+  std::string archive = path(func.getSymName() + ".a");
+  // -Bsymbolic: the kernel uses its own runtime, not halide_* symbols of
+  // another library loaded in this process.
+  SmallVector<StringRef> argv = {*compiler,
+                                 "-shared",
+                                 "-o",
+                                 library,
+                                 "-Wl,-Bsymbolic",
+                                 "-Wl,--whole-archive",
+                                 archive,
+                                 runtime,
+                                 "-Wl,--no-whole-archive",
+                                 "-lpthread",
+                                 "-ldl"};
+  std::string message;
+  if (llvm::sys::ExecuteAndWait(*compiler, argv, std::nullopt, {}, 0, 0,
+                                &message) != 0)
+    return emitError(loc, "linking ") << library << " failed: " << message;
+  impl->library = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!impl->library)
+    return emitError(loc, "cannot load ") << library << ": " << dlerror();
+  std::string entry = func.getSymName().str() + "_argv";
+  impl->entry =
+      reinterpret_cast<int (*)(void **)>(dlsym(impl->library, entry.c_str()));
+  if (!impl->entry)
+    return emitError(loc, "") << library << " has no symbol " << entry;
+  return std::unique_ptr<Kernel>(new Kernel(std::move(impl)));
+}
+
+LogicalResult Kernel::setInputs(ArrayRef<HostTensor> inputs) {
+  Impl &k = *impl;
+  if (inputs.size() != k.algorithm.inputs.size())
+    return emitError(k.loc)
+           << "@" << k.name << " takes " << k.algorithm.inputs.size()
+           << " inputs, got " << inputs.size();
+  return guarded(k.loc, "binding the inputs of @" + k.name, [&] {
+    k.inputs.clear();
+    std::map<std::string, Halide::Expr> sizes;
+    for (auto [index, input] : llvm::enumerate(inputs)) {
+      Halide::ImageParam &param = k.algorithm.inputs[index];
+      RankedTensorType type = k.argTypes[index];
+      bool fits = static_cast<int64_t>(input.shape.size()) == type.getRank();
+      for (size_t d = 0; fits && d < input.shape.size(); ++d)
+        fits = (type.isDynamicDim(d) || type.getDimSize(d) == input.shape[d]) &&
+               input.shape[d] <= std::numeric_limits<int32_t>::max();
+      if (!fits) {
+        std::string shape = llvm::join(
+            llvm::map_range(input.shape,
+                            [](int64_t s) { return std::to_string(s); }),
+            "x");
+        emitError(k.loc) << "input #" << index << " ('" << param.name()
+                         << "') has shape " << shape
+                         << " but the function expects " << type;
+        return failure();
+      }
+      std::vector<int> extents;
+      for (size_t d = input.shape.size(); d-- > 0;)
+        extents.push_back(static_cast<int>(input.shape[d]));
+      Halide::Buffer<> buffer(param.type(), extents, param.name());
+      size_t count = input.data.size();
+      if (param.type().bits() == 64)
+        std::copy(input.data.begin(), input.data.end(),
+                  static_cast<double *>(buffer.data()));
+      else
+        for (size_t i = 0; i < count; ++i)
+          static_cast<float *>(buffer.data())[i] =
+              static_cast<float>(input.data[i]);
+      param.set(buffer);
+      for (size_t d = 0; d < extents.size(); ++d)
+        sizes[param.name() + ".extent." + std::to_string(d)] =
+            Halide::Expr(extents[d]);
+      k.inputs.push_back(buffer);
+    }
+    // Result sizes follow from the input sizes.
+    k.outputs.clear();
+    for (const TensorFunc &output : k.algorithm.outputs) {
+      std::vector<int> extents;
+      for (size_t d = output.rank(); d-- > 0;) {
+        Halide::Expr size = Halide::Internal::simplify(
+            Halide::Internal::substitute(sizes, output.shape[d]));
+        auto value = Halide::Internal::as_const_int(size);
+        if (!value || *value < 0) {
+          emitError(k.loc) << "cannot compute dim " << d << " of result '"
+                           << output.func.name() << "' from the input sizes";
+          return failure();
+        }
+        extents.push_back(static_cast<int>(*value));
+      }
+      k.outputs.emplace_back(output.type, extents, output.func.name());
+    }
+    return success();
+  });
+}
+
+LogicalResult Kernel::run() {
+  Impl &k = *impl;
+  if (k.entry) {
+    std::vector<void *> args;
+    for (Halide::Buffer<> &buffer : k.inputs)
+      args.push_back(buffer.raw_buffer());
+    for (Halide::Buffer<> &buffer : k.outputs)
+      args.push_back(buffer.raw_buffer());
+    if (int error = k.entry(args.data()))
+      return emitError(k.loc) << "running @" << k.name
+                              << ": the AOT kernel returned error " << error;
+    return success();
+  }
+  return guarded(k.loc, "running @" + k.name, [&] {
+    std::vector<Halide::Buffer<>> outputs = k.outputs;
+    k.pipeline.realize(Halide::Realization(outputs), k.target);
+    return success();
+  });
+}
+
+std::vector<HostTensor> Kernel::results() const {
+  std::vector<HostTensor> results;
+  for (const Halide::Buffer<> &buffer : impl->outputs) {
+    HostTensor tensor;
+    for (int d = buffer.dimensions(); d-- > 0;)
+      tensor.shape.push_back(buffer.dim(d).extent());
+    size_t count = buffer.number_of_elements();
+    tensor.data.resize(count);
+    if (buffer.type().bits() == 64)
+      std::copy_n(static_cast<const double *>(buffer.data()), count,
+                  tensor.data.begin());
+    else
+      for (size_t i = 0; i < count; ++i)
+        tensor.data[i] = static_cast<const float *>(buffer.data())[i];
+    results.push_back(std::move(tensor));
+  }
+  return results;
+}

@@ -1,0 +1,107 @@
+//===- Codegen.h - attn -> Halide code generation (public API) ---*- C++
+//-*-===//
+//
+// Compiles one func.func of primitive or high-level attn ops into a Halide
+// pipeline and either JIT-compiles it (attn-run) or writes an AOT static
+// library and header (attn-compile). This header does not include Halide:
+// every Halide exception is caught inside the library and reported as an
+// MLIR diagnostic, so tools built without exceptions can call it.
+//
+// Calling convention of generated kernels (AOT and JIT alike): one
+// halide_buffer_t per func argument in spec order, then one per result;
+// dim 0 of a buffer is the LAST (innermost, contiguous) dim of the tensor,
+// so a dense row-major array of shape (a, b, c) is a buffer with extents
+// (c, b, a). Static dims of the spec are enforced; wrong sizes make the
+// kernel return a non-zero error code.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_CODEGEN_CODEGEN_H
+#define ATTN_CODEGEN_CODEGEN_H
+
+#include "codegen/ScheduleParams.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir::attn::codegen {
+
+struct CompileOptions {
+  /// A Halide target string ("host", "x86-64-linux-avx2", "arm-64-linux",
+  /// ...).
+  std::string target = "host";
+  ScheduleParams schedule;
+  /// Names of the arguments as written in the spec (`%q` -> "q"); they name
+  /// the kernel's buffer parameters. Missing or invalid names become "argN".
+  std::vector<std::string> argNames;
+};
+
+/// Which extra files compileToFiles writes beside <name>.a and <name>.h.
+struct EmitOptions {
+  bool stmt = false;     ///< <name>.stmt: the lowered loop nest
+  bool html = false;     ///< <name>.stmt.html
+  bool assembly = false; ///< <name>.s
+};
+
+/// True if `target` is "host" or a valid Halide target string.
+bool isValidTarget(StringRef target);
+
+/// What tools print for an invalid target.
+std::string invalidTargetMessage(StringRef target);
+
+/// Writes <dir>/<name>.a and <dir>/<name>.h (plus what `emit` asks for) for
+/// `func`, where <name> is the function's symbol name. The library does not
+/// contain the Halide runtime (see compileRuntime).
+LogicalResult compileToFiles(func::FuncOp func, StringRef dir,
+                             const CompileOptions &options,
+                             const EmitOptions &emit);
+
+/// Writes the Halide runtime for `target` as a static library at `path`,
+/// once for all kernels an app links.
+LogicalResult compileRuntime(StringRef path, StringRef target, Location loc);
+
+/// A dense row-major tensor on the host, in double whatever the element type
+/// of the kernel (values are converted to f32 for f32 kernels).
+struct HostTensor {
+  std::vector<int64_t> shape;
+  std::vector<double> data;
+};
+
+/// A compiled kernel that runs in this process: JIT-compiled, or compiled
+/// ahead of time exactly as attn-compile does (static library + runtime),
+/// linked into a shared object and loaded, so tests can check the AOT code
+/// path against the reference runtime. Errors are emitted at the function's
+/// location.
+class Kernel {
+public:
+  static FailureOr<std::unique_ptr<Kernel>>
+  compileJit(func::FuncOp func, const CompileOptions &options);
+  /// Writes <name>.a, attn_runtime.a and <name>.so into `workDir` (which
+  /// must exist); needs a C++ compiler driver (`c++`) to link the .so.
+  static FailureOr<std::unique_ptr<Kernel>>
+  compileAot(func::FuncOp func, const CompileOptions &options,
+             StringRef workDir);
+  ~Kernel();
+
+  /// Copies the inputs (one per argument, in order) into kernel buffers and
+  /// allocates the results. Inputs that do not fit the argument types fail.
+  LogicalResult setInputs(ArrayRef<HostTensor> inputs);
+  /// Runs the kernel once on the bound inputs.
+  LogicalResult run();
+  /// The results of the last run.
+  std::vector<HostTensor> results() const;
+
+  struct Impl; ///< defined in Codegen.cpp
+
+private:
+  explicit Kernel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace mlir::attn::codegen
+
+#endif // ATTN_CODEGEN_CODEGEN_H

@@ -1,0 +1,160 @@
+//===- Schedule.cpp - Schedule dispatch and shared helpers ----------------===//
+
+#include "codegen/Schedule.h"
+
+using namespace mlir::attn::codegen;
+using Halide::Expr;
+using Halide::Func;
+using Halide::TailStrategy;
+using Halide::Var;
+
+int ScheduleContext::vectorWidth(int requested, Halide::Type type) const {
+  if (requested > 0)
+    return requested;
+  return std::max(1, target.natural_vector_size(type));
+}
+
+SplitChoice mlir::attn::codegen::chooseSplit(const Expr &extent, int factor) {
+  if (auto size = Halide::Internal::as_const_int(extent)) {
+    int fitted = static_cast<int>(
+        std::max<int64_t>(1, std::min<int64_t>(factor, *size)));
+    return {fitted, TailStrategy::ShiftInwards, true};
+  }
+  return {std::max(1, factor), TailStrategy::GuardWithIf, false};
+}
+
+int mlir::attn::codegen::dividingWidth(int extent, int width) {
+  while (width > 1 && extent % width != 0)
+    width /= 2;
+  return std::max(1, width);
+}
+
+Var mlir::attn::codegen::parallelOuter(Func f, Var start, size_t first) {
+  std::vector<Var> args = f.args();
+  Var fused = start;
+  for (size_t i = first; i < args.size(); ++i) {
+    Var next(start.name() + "_" + args[i].name());
+    f.fuse(fused, args[i], next);
+    fused = next;
+  }
+  f.parallel(fused);
+  return fused;
+}
+
+void mlir::attn::codegen::scheduleTiledProduct(
+    Func out, Func acc, const Halide::RDom &k, const Expr &cols,
+    const Expr &rows, int vector, int tileVectors, int tileRows, int blockRows,
+    const ScheduleContext &ctx) {
+  std::vector<Var> args = out.args();
+  Var x = args[0], y = args[1];
+  std::vector<Var> accArgs = acc.args();
+  Var ax = accArgs[0], ay = accArgs[1];
+  SplitChoice colSplit = chooseSplit(cols, vector * tileVectors);
+  SplitChoice blockSplit = chooseSplit(rows, blockRows);
+  SplitChoice rowSplit = chooseSplit(rows, tileRows);
+  Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), yii("yii");
+  if (colSplit.isStatic && blockSplit.isStatic) {
+    // Register tile: acc is tileRows x colSplit.factor, recomputed per
+    // tile (ShiftInwards overlaps the last tile instead of guarding it).
+    int rowsPerTile = std::min(rowSplit.factor, blockSplit.factor);
+    int width = dividingWidth(colSplit.factor, vector);
+    out.split(x, xo, xi, colSplit.factor, TailStrategy::ShiftInwards)
+        .split(y, yo, yi, blockSplit.factor, TailStrategy::ShiftInwards)
+        .split(yi, yi, yii, rowsPerTile, TailStrategy::ShiftInwards)
+        .reorder(xi, yii, xo, yi, yo)
+        .vectorize(xi, width)
+        .unroll(yii);
+    parallelOuter(out, yo, 2);
+    acc.compute_at(out, xo).vectorize(ax, width).unroll(ay);
+    acc.update()
+        .reorder(ax, ay, k.x)
+        .vectorize(ax, width)
+        .unroll(ax)
+        .unroll(ay);
+    return;
+  }
+  // Dynamic sizes: one row of acc at a time, guarded vector tails.
+  out.split(y, yo, yi, blockSplit.factor, blockSplit.tail)
+      .vectorize(x, vector, TailStrategy::GuardWithIf);
+  parallelOuter(out, yo, 2);
+  acc.compute_at(out, yi).vectorize(ax, vector, TailStrategy::GuardWithIf);
+  acc.update().reorder(ax, k.x).vectorize(ax, vector,
+                                          TailStrategy::GuardWithIf);
+}
+
+void mlir::attn::codegen::schedulePositionReduction(
+    Func f, const Halide::RDom &r, const ScheduleContext &ctx) {
+  f.compute_root();
+  std::vector<Var> args = f.args();
+  Var inner = args[0];
+  int vector = ctx.vectorWidth(ctx.params.reduction.vectorWidth, f.type());
+  int chunk = std::max(1, ctx.params.reduction.chunk);
+  auto extent = Halide::Internal::as_const_int(r.x.extent());
+  bool split = !extent || *extent >= 2 * chunk;
+  f.vectorize(inner, vector, TailStrategy::GuardWithIf);
+  if (!split) {
+    f.update()
+        .reorder(inner, r.x)
+        .vectorize(inner, vector, TailStrategy::GuardWithIf);
+    if (args.size() > 1)
+      f.update().parallel(args.back());
+    return;
+  }
+  // Chunks of positions reduce in parallel into `u`, then merge serially.
+  Halide::RVar chunkOuter("chunk_outer"), chunkInner("chunk_inner");
+  Var u(f.name() + "_chunk");
+  Func partial =
+      f.update()
+          .split(r.x, chunkOuter, chunkInner, chunk, TailStrategy::GuardWithIf)
+          .rfactor(chunkOuter, u);
+  partial.compute_root()
+      .vectorize(inner, vector, TailStrategy::GuardWithIf)
+      .parallel(u);
+  // Each parallel task (u) runs its whole chunk: u outermost, positions
+  // next, the vectorized var innermost.
+  std::vector<Halide::VarOrRVar> order = {inner, chunkInner};
+  for (size_t i = 1; i < args.size(); ++i)
+    order.push_back(args[i]);
+  order.push_back(u);
+  partial.update()
+      .reorder(order)
+      .vectorize(inner, vector, TailStrategy::GuardWithIf)
+      .parallel(u);
+  f.update().vectorize(inner, vector, TailStrategy::GuardWithIf);
+}
+
+void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
+                                         const ScheduleParams &params,
+                                         const Halide::Target &target) {
+  ScheduleContext ctx{target, params, {}};
+  for (const TensorFunc &output : algorithm.outputs)
+    ctx.outputs.insert(output.func.name());
+  for (OpStages &op : algorithm.ops) {
+    switch (op.family) {
+    case Family::Elementwise:
+      scheduleElementwise(op, ctx);
+      break;
+    case Family::Gather:
+      scheduleGather(op, ctx);
+      break;
+    case Family::Gemm:
+      scheduleGemm(op, ctx);
+      break;
+    case Family::Normalize:
+      scheduleNormalize(op, ctx);
+      break;
+    case Family::Scan:
+      scheduleScan(op, ctx);
+      break;
+    case Family::Efficient:
+      scheduleEfficient(op, ctx);
+      break;
+    case Family::RowAttention:
+      scheduleRowAttention(op, ctx);
+      break;
+    case Family::MaterializedAttention:
+      scheduleMaterializedAttention(op, ctx);
+      break;
+    }
+  }
+}

@@ -1,0 +1,83 @@
+//===- Schedule.h - Hand-written CPU schedules (internal) ---------*- C++
+//-*-===//
+//
+// The schedule half of code generation. Each op family has its own file and
+// parameter struct (ScheduleParams.h); scheduleKernel dispatches on
+// OpStages::family. Schedules only reorder, tile, vectorize, parallelize
+// and place the Funcs the algorithm defined: they never change values.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_CODEGEN_SCHEDULE_H
+#define ATTN_CODEGEN_SCHEDULE_H
+
+#include "codegen/Algorithm.h"
+#include "codegen/ScheduleParams.h"
+
+#include <set>
+
+namespace mlir::attn::codegen {
+
+struct ScheduleContext {
+  Halide::Target target;
+  ScheduleParams params;
+  std::set<std::string> outputs; ///< names of the pipeline's output Funcs
+
+  bool isOutput(const Halide::Func &f) const {
+    return outputs.count(f.name()) != 0;
+  }
+  /// `requested`, or the target's natural vector width for `type` when 0.
+  int vectorWidth(int requested, Halide::Type type) const;
+};
+
+/// A split factor and tail strategy for a loop of `extent` that wants
+/// `factor`: static extents shrink the factor to fit (ShiftInwards stays in
+/// bounds), dynamic extents guard the tail.
+struct SplitChoice {
+  int factor;
+  Halide::TailStrategy tail;
+  bool isStatic;
+};
+SplitChoice chooseSplit(const Halide::Expr &extent, int factor);
+
+/// Largest power-of-two fraction of `width` that divides `extent` (1 if
+/// none), so vector loops over a constant region need no tail.
+int dividingWidth(int extent, int width);
+
+/// Register-tiled product: `out`(x, y, ...) reads `acc`(x, y, ...), an
+/// update over `k`. Blocks of blockRows rows run in parallel (fused with the
+/// remaining outer dims); `acc` lives in registers, tileRows x
+/// tileVectors*vector wide. `out` must already be placed (root or output).
+void scheduleTiledProduct(Halide::Func out, Halide::Func acc,
+                          const Halide::RDom &k, const Halide::Expr &cols,
+                          const Halide::Expr &rows, int vector, int tileVectors,
+                          int tileRows, int blockRows,
+                          const ScheduleContext &ctx);
+
+/// A reduction `f` over positions `r` (its only update): computed at root,
+/// split into chunks reduced in parallel with rfactor when the extent is
+/// large enough, vectorized over the pure var `inner` (dim 0 of f).
+void schedulePositionReduction(Halide::Func f, const Halide::RDom &r,
+                               const ScheduleContext &ctx);
+
+/// Fuses `start` with the pure vars of `f` from index `first` on (the
+/// outer dims, which must be the loops just outside `start`) and
+/// parallelizes the fused loop, which it returns.
+Halide::Var parallelOuter(Halide::Func f, Halide::Var start, size_t first);
+
+// Per-family schedules (one file each).
+void scheduleElementwise(OpStages &op, const ScheduleContext &ctx);
+void scheduleGather(OpStages &op, const ScheduleContext &ctx);
+void scheduleGemm(OpStages &op, const ScheduleContext &ctx);
+void scheduleNormalize(OpStages &op, const ScheduleContext &ctx);
+void scheduleScan(OpStages &op, const ScheduleContext &ctx);
+void scheduleEfficient(OpStages &op, const ScheduleContext &ctx);
+void scheduleRowAttention(OpStages &op, const ScheduleContext &ctx);
+void scheduleMaterializedAttention(OpStages &op, const ScheduleContext &ctx);
+
+/// Schedules every op of `algorithm` for `target`.
+void scheduleKernel(KernelAlgorithm &algorithm, const ScheduleParams &params,
+                    const Halide::Target &target);
+
+} // namespace mlir::attn::codegen
+
+#endif // ATTN_CODEGEN_SCHEDULE_H

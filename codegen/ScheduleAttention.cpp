@@ -1,0 +1,182 @@
+//===- ScheduleAttention.cpp - Fused dot-product attention ----------------===//
+//
+// Row attention (every normalization step over keys): queries are processed
+// in blocks of queryBlock rows, in parallel. Per block, the scores
+// (queryBlock x m, never n x m), their statistics and weights are computed,
+// then the block's output rows. Both products (Q K^T and weights V) use
+// register tiles. K is copied once, transposed (keys innermost), so score
+// products vectorize over keys.
+//
+// Materialized attention (some step over queries, e.g. EANet's softmax over
+// positions): such a step needs whole columns, so the scores are computed at
+// root; column statistics are reductions over positions (rfactor, parallel
+// chunks), row statistics run rows in parallel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Schedule.h"
+
+using namespace mlir::attn::codegen;
+using Halide::Func;
+using Halide::TailStrategy;
+using Halide::Var;
+
+/// query (d, i, b...) and keyT (j, d, b...) at root, vectorized over dim 0.
+static void scheduleOperands(OpStages &op, int vector) {
+  for (const char *role : {"query", "keyT"}) {
+    Func f = op.stages.at(role);
+    std::vector<Var> args = f.args();
+    f.compute_root()
+        .vectorize(args[0], vector, TailStrategy::GuardWithIf)
+        .parallel(args.back());
+  }
+}
+
+/// Step funcs of a row-attention op (num<t>, max<t>, den<t>), in step order.
+static std::vector<std::pair<std::string, Func>> stepStages(OpStages &op) {
+  std::vector<std::pair<std::string, Func>> result;
+  for (auto &[role, f] : op.stages)
+    if (role.rfind("num", 0) == 0 || role.rfind("max", 0) == 0 ||
+        role.rfind("den", 0) == 0)
+      result.emplace_back(role, f);
+  return result;
+}
+
+void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
+                                               const ScheduleContext &ctx) {
+  const AttentionParams &p = ctx.params.attention;
+  int vector = ctx.vectorWidth(p.vectorWidth, op.result.type);
+  Func out = op.result.func;
+  if (!ctx.isOutput(out))
+    out.compute_root();
+  scheduleOperands(op, vector);
+  size_t rank = op.result.rank();
+  Halide::Expr n = op.result.shape[rank - 2], dv = op.result.shape[rank - 1];
+  Func scores = op.stages.at("scores"), dot = op.stages.at("dot");
+  Func acc = op.stages.at("acc");
+  Halide::Expr m = op.domains.at("acc").x.extent();
+  std::vector<Var> args = out.args(); // e, i, b...
+  Var e = args[0], i = args[1];
+  SplitChoice block = chooseSplit(n, p.queryBlock);
+  SplitChoice rows = chooseSplit(n, p.tileRows);
+  SplitChoice cols = chooseSplit(dv, vector * p.tileVectors);
+  SplitChoice keys = chooseSplit(m, vector * p.tileVectors);
+  bool tiled = block.isStatic && cols.isStatic && keys.isStatic;
+  Var qblock("qblock"), qi("qi"), qii("qii"), eo("eo"), ei("ei");
+  if (tiled) {
+    int tileRows = std::min(rows.factor, block.factor);
+    int width = dividingWidth(cols.factor, vector);
+    out.split(i, qblock, qi, block.factor, TailStrategy::ShiftInwards)
+        .split(qi, qi, qii, tileRows, TailStrategy::ShiftInwards)
+        .split(e, eo, ei, cols.factor, TailStrategy::ShiftInwards)
+        .reorder(ei, qii, eo, qi, qblock)
+        .vectorize(ei, width)
+        .unroll(qii);
+  } else {
+    out.split(i, qblock, qi, block.factor, block.tail)
+        .vectorize(e, vector, TailStrategy::GuardWithIf);
+  }
+  Var task = parallelOuter(out, qblock, 2);
+
+  // Scores of the block: register-tiled Q K^T.
+  scores.compute_at(out, task);
+  std::vector<Var> sArgs = scores.args(); // j, i, b...
+  std::vector<Var> dArgs = dot.args();
+  Halide::RVar rd = op.domains.at("dot").x;
+  if (tiled) {
+    int tileRows = std::min(rows.factor, block.factor);
+    int width = dividingWidth(keys.factor, vector);
+    Var jo("jo"), ji("ji"), si("si"), sii("sii");
+    scores.split(sArgs[0], jo, ji, keys.factor, TailStrategy::ShiftInwards)
+        .split(sArgs[1], si, sii, tileRows, TailStrategy::ShiftInwards)
+        .reorder(ji, sii, jo, si)
+        .vectorize(ji, width)
+        .unroll(sii);
+    dot.compute_at(scores, jo).vectorize(dArgs[0], width).unroll(dArgs[1]);
+    dot.update()
+        .reorder(dArgs[0], dArgs[1], rd)
+        .vectorize(dArgs[0], width)
+        .unroll(dArgs[0])
+        .unroll(dArgs[1]);
+  } else {
+    scores.vectorize(sArgs[0], vector, TailStrategy::GuardWithIf);
+    dot.compute_at(scores, sArgs[1])
+        .vectorize(dArgs[0], vector, TailStrategy::GuardWithIf);
+    dot.update()
+        .reorder(dArgs[0], rd)
+        .vectorize(dArgs[0], vector, TailStrategy::GuardWithIf);
+  }
+
+  // Statistics and weights of the block's rows.
+  for (auto &[role, f] : stepStages(op)) {
+    f.compute_at(out, task);
+    if (role.rfind("num", 0) == 0)
+      f.vectorize(f.args()[0], vector, TailStrategy::GuardWithIf);
+  }
+
+  // Output rows: weights x V, register-tiled.
+  std::vector<Var> aArgs = acc.args(); // e, i, b...
+  Halide::RVar rj = op.domains.at("acc").x;
+  if (tiled) {
+    int width = dividingWidth(cols.factor, vector);
+    acc.compute_at(out, eo).vectorize(aArgs[0], width).unroll(aArgs[1]);
+    acc.update()
+        .reorder(aArgs[0], aArgs[1], rj)
+        .vectorize(aArgs[0], width)
+        .unroll(aArgs[0])
+        .unroll(aArgs[1]);
+  } else {
+    acc.compute_at(out, qi).vectorize(aArgs[0], vector,
+                                      TailStrategy::GuardWithIf);
+    acc.update()
+        .reorder(aArgs[0], rj)
+        .vectorize(aArgs[0], vector, TailStrategy::GuardWithIf);
+  }
+}
+
+void mlir::attn::codegen::scheduleMaterializedAttention(
+    OpStages &op, const ScheduleContext &ctx) {
+  const AttentionParams &p = ctx.params.attention;
+  int vector = ctx.vectorWidth(p.vectorWidth, op.result.type);
+  Func out = op.result.func;
+  if (!ctx.isOutput(out))
+    out.compute_root();
+  scheduleOperands(op, vector);
+  size_t rank = op.result.rank();
+  Halide::Expr n = op.result.shape[rank - 2], dv = op.result.shape[rank - 1];
+  Halide::Expr m = op.domains.at("acc").x.extent();
+  Func scores = op.stages.at("scores");
+  scores.compute_root();
+  scheduleTiledProduct(scores, op.stages.at("dot"), op.domains.at("dot"), m, n,
+                       vector, p.tileVectors, p.tileRows, p.queryBlock, ctx);
+  for (int64_t t = 0; t < op.info.at("steps"); ++t) {
+    std::string suffix = std::to_string(t);
+    auto num = op.stages.find("num" + suffix);
+    if (num == op.stages.end())
+      continue;                                 // a `none` step
+    std::vector<Var> args = num->second.args(); // j, i, b...
+    num->second.compute_root()
+        .vectorize(args[0], vector, TailStrategy::GuardWithIf)
+        .parallel(args[1]);
+    bool overKeys = op.info.at("overKeys" + suffix);
+    for (const char *kind : {"max", "den"}) {
+      auto stat = op.stages.find(kind + suffix);
+      if (stat == op.stages.end())
+        continue;
+      if (!overKeys) {
+        // Column statistics: a reduction over the n positions.
+        schedulePositionReduction(stat->second, op.domains.at("r" + suffix),
+                                  ctx);
+      } else {
+        std::vector<Var> statArgs = stat->second.args(); // i, b...
+        stat->second.compute_root().parallel(statArgs[0]);
+        stat->second.update().parallel(statArgs[0]);
+      }
+    }
+  }
+  auto plain = op.stages.find("num");
+  if (plain != op.stages.end())
+    plain->second.compute_root();
+  scheduleTiledProduct(out, op.stages.at("acc"), op.domains.at("acc"), dv, n,
+                       vector, p.tileVectors, p.tileRows, p.queryBlock, ctx);
+}

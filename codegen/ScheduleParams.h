@@ -1,0 +1,60 @@
+//===- ScheduleParams.h - Knobs of the hand-written CPU schedules -*- C++
+//-*-===//
+//
+// One parameter struct per op family. The algorithm (Algorithm.cpp) never
+// reads these; the schedules (Schedule*.cpp) do, so a tuner can search them
+// without touching the algorithm. A vector width of 0 means "the natural
+// width of the target" (8 floats on AVX2, 16 on AVX-512, 4 on NEON).
+// Halide-free so tools can set them without including Halide.h.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_CODEGEN_SCHEDULEPARAMS_H
+#define ATTN_CODEGEN_SCHEDULEPARAMS_H
+
+namespace mlir::attn::codegen {
+
+/// Matrix products (attn.matmul, the last product of attention ops): an
+/// output block of blockRows x (tileVectors * vectorWidth) per parallel task,
+/// accumulated in registers tileRows rows at a time.
+struct GemmParams {
+  int vectorWidth = 0;
+  int tileVectors = 3; ///< register tile width, in vectors
+  int tileRows = 4;    ///< register tile height, in rows
+  int blockRows = 32;  ///< rows per parallel task
+};
+
+/// Reductions over positions (K^T V, column softmax statistics, the
+/// statistics of attn.normalize): split the reduction into chunks of
+/// `chunk` positions with rfactor and reduce the chunks in parallel.
+struct ReductionParams {
+  int vectorWidth = 0;
+  int chunk = 256;
+};
+
+/// Exact dot-product attention: scores are computed for a block of
+/// `queryBlock` queries at a time (never the whole n x m score matrix when
+/// every normalization step is over keys).
+struct AttentionParams {
+  int vectorWidth = 0;
+  int queryBlock = 32;
+  int tileVectors = 2; ///< register tile of the score and value products
+  int tileRows = 4;
+};
+
+/// Elementwise ops (scale, feature_map, add, causal_mask, reshapes): inlined
+/// into their consumer; when they are a kernel output, vectorized and split
+/// into parallel rows.
+struct ElementwiseParams {
+  int vectorWidth = 0;
+};
+
+struct ScheduleParams {
+  GemmParams gemm;
+  ReductionParams reduction;
+  AttentionParams attention;
+  ElementwiseParams elementwise;
+};
+
+} // namespace mlir::attn::codegen
+
+#endif // ATTN_CODEGEN_SCHEDULEPARAMS_H

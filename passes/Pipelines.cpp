@@ -1,0 +1,27 @@
+//===- Pipelines.cpp - Named pass pipelines -------------------------------===//
+//
+// attn-default-pipeline: what attn-compile runs before code generation
+// unless told otherwise. For now canonicalize + cse; --attn-reassociate and
+// the lowering passes join it as they land.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::attn::buildDefaultPipeline(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::attn::registerAttnPipelines() {
+  PassPipelineRegistration<>(
+      "attn-default-pipeline",
+      "The passes attn-compile runs before code generation",
+      [](OpPassManager &pm) { buildDefaultPipeline(pm); });
+}
