@@ -18,11 +18,14 @@
 #include "dialect/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <set>
 
@@ -118,6 +121,16 @@ public:
   LogicalResult lowerExpandShape(Operation *op);
   LogicalResult lowerCollapseShape(Operation *op);
   LogicalResult lowerConstant(Operation *op);
+  LogicalResult lowerMul(Operation *op);
+  LogicalResult lowerDiv(Operation *op);
+  LogicalResult lowerReduceSum(Operation *op);
+  LogicalResult lowerCast(Operation *op);
+  // Sizes: index and i1 values become scalar Exprs (see `scalars`).
+  LogicalResult lowerDim(Operation *op);
+  LogicalResult lowerIndexArith(Operation *op);
+  LogicalResult lowerCmpI(Operation *op);
+  LogicalResult lowerSelect(Operation *op);
+  LogicalResult lowerIf(Operation *op);
 
 private:
   /// Description of a dot-product attention for the shared lowering of
@@ -130,6 +143,15 @@ private:
     bool causal = false;
   };
   LogicalResult lowerDotProductSpec(Operation *op, const DotProductSpec &spec);
+  /// Looks `op` up in kLowerings and lowers it.
+  LogicalResult lowerOp(Operation &op);
+  /// Elementwise `combine(lhs, rhs)` with numpy broadcasting (attn.add,
+  /// attn.mul, attn.div).
+  LogicalResult
+  lowerBroadcastBinary(Operation *op, Value lhsValue, Value rhsValue,
+                       const std::function<Expr(Expr, Expr)> &combine);
+  /// The scalar Expr of an index or i1 value, or an error at `user`.
+  FailureOr<Expr> scalar(Operation *user, Value value);
 
   const TensorFunc &get(Value value) { return values.find(value)->second; }
   std::string freshName(StringRef base) {
@@ -178,6 +200,9 @@ private:
   ArrayRef<std::string> argNames;
   KernelAlgorithm algorithm;
   llvm::DenseMap<Value, TensorFunc> values;
+  /// index values as UInt(64) Exprs (arith on index wraps at 64 bits), i1
+  /// values as Bool Exprs; all computed from tensor sizes.
+  llvm::DenseMap<Value, Expr> scalars;
   std::map<std::string, int> counters;
 };
 
@@ -204,6 +229,18 @@ const Lowering kLowerings[] = {
     {"tensor.expand_shape", &KernelBuilder::lowerExpandShape},
     {"tensor.collapse_shape", &KernelBuilder::lowerCollapseShape},
     {"arith.constant", &KernelBuilder::lowerConstant},
+    {"attn.mul", &KernelBuilder::lowerMul},
+    {"attn.div", &KernelBuilder::lowerDiv},
+    {"attn.reduce_sum", &KernelBuilder::lowerReduceSum},
+    {"tensor.cast", &KernelBuilder::lowerCast},
+    {"tensor.dim", &KernelBuilder::lowerDim},
+    {"arith.addi", &KernelBuilder::lowerIndexArith},
+    {"arith.subi", &KernelBuilder::lowerIndexArith},
+    {"arith.muli", &KernelBuilder::lowerIndexArith},
+    {"arith.maxui", &KernelBuilder::lowerIndexArith},
+    {"arith.cmpi", &KernelBuilder::lowerCmpI},
+    {"arith.select", &KernelBuilder::lowerSelect},
+    {"scf.if", &KernelBuilder::lowerIf},
 };
 
 //===----------------------------------------------------------------------===//
@@ -411,20 +448,25 @@ FailureOr<KernelAlgorithm> KernelBuilder::run() {
                << "at least one result";
       return std::move(algorithm);
     }
-    const Lowering *lowering =
-        llvm::find_if(kLowerings, [&](const Lowering &entry) {
-          return entry.opName == op.getName().getStringRef();
-        });
-    if (lowering == std::end(kLowerings))
-      return op.emitError("codegen does not support '")
-             << op.getName() << "' ops";
-    for (Type type : op.getResultTypes())
-      if (failed(elementType(&op, type)))
-        return failure();
-    if (failed((this->*lowering->lower)(&op)))
+    if (failed(lowerOp(op)))
       return failure();
   }
   return func.emitError("function has no func.return");
+}
+
+LogicalResult KernelBuilder::lowerOp(Operation &op) {
+  const Lowering *lowering =
+      llvm::find_if(kLowerings, [&](const Lowering &entry) {
+        return entry.opName == op.getName().getStringRef();
+      });
+  if (lowering == std::end(kLowerings))
+    return op.emitError("codegen does not support '")
+           << op.getName() << "' ops";
+  // Size computations (index, i1) check their own types.
+  for (Type type : op.getResultTypes())
+    if (!type.isIndex() && !type.isInteger(1) && failed(elementType(&op, type)))
+      return failure();
+  return (this->*lowering->lower)(&op);
 }
 
 //===----------------------------------------------------------------------===//
@@ -578,12 +620,14 @@ LogicalResult KernelBuilder::lowerPrefixSum(Operation *operation) {
   std::vector<Var> vars = makeVars(input.rank());
   Index at = toExprs(vars);
   Func result(name);
-  define(result, vars, input(at));
+  // Exclusive: out[0] = 0 and out[i] = out[i-1] + in[i-1].
+  bool exclusive = op.getExclusive();
+  define(result, vars, exclusive ? constant(input.type, 0.0) : input(at));
   RDom r(1, input.shape[dim] - 1, name + "_r");
   Index atR = at, before = at;
   atR[dim] = r;
   before[dim] = r - 1;
-  update(result, atR, call(result, before) + input(atR));
+  update(result, atR, call(result, before) + input(exclusive ? before : atR));
   bind(op, Family::Scan, {result, input.shape, input.type}, {}, {{"r", r}},
        {{"dim", dim}});
   return success();
@@ -605,23 +649,82 @@ LogicalResult KernelBuilder::lowerCausalMask(Operation *operation) {
   return success();
 }
 
-LogicalResult KernelBuilder::lowerAdd(Operation *operation) {
-  auto op = cast<AddOp>(operation);
-  const TensorFunc &lhs = get(op.getLhs());
-  const TensorFunc &rhs = get(op.getRhs());
+LogicalResult KernelBuilder::lowerBroadcastBinary(
+    Operation *op, Value lhsValue, Value rhsValue,
+    const std::function<Expr(Expr, Expr)> &combine) {
+  const TensorFunc &lhs = get(lhsValue);
+  const TensorFunc &rhs = get(rhsValue);
   std::string name = opFuncName(op);
   std::vector<Expr> computed = broadcastShape({lhs.shape, rhs.shape}, name);
   FailureOr<std::vector<Expr>> shape =
-      extents(op, cast<RankedTensorType>(op.getType()), computed);
+      extents(op, cast<RankedTensorType>(op->getResult(0).getType()), computed);
   if (failed(shape))
     return failure();
   std::vector<Var> vars = makeVars(shape->size());
   Index at = toExprs(vars);
   Func result(name);
   define(result, vars,
-         lhs(broadcastIndex(lhs.shape, *shape, at)) +
-             rhs(broadcastIndex(rhs.shape, *shape, at)));
+         combine(lhs(broadcastIndex(lhs.shape, *shape, at)),
+                 rhs(broadcastIndex(rhs.shape, *shape, at))));
   bind(op, Family::Elementwise, {result, *shape, lhs.type});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerAdd(Operation *operation) {
+  auto op = cast<AddOp>(operation);
+  return lowerBroadcastBinary(op, op.getLhs(), op.getRhs(),
+                              [](Expr a, Expr b) { return a + b; });
+}
+
+LogicalResult KernelBuilder::lowerMul(Operation *operation) {
+  auto op = cast<MulOp>(operation);
+  return lowerBroadcastBinary(op, op.getLhs(), op.getRhs(),
+                              [](Expr a, Expr b) { return a * b; });
+}
+
+// a / (b + eps); eps = 0 adds nothing, so linear attention's row sums are
+// divided as they are.
+LogicalResult KernelBuilder::lowerDiv(Operation *operation) {
+  auto op = cast<DivOp>(operation);
+  double eps = op.getEps().convertToDouble();
+  return lowerBroadcastBinary(op, op.getLhs(), op.getRhs(),
+                              [eps](Expr a, Expr b) {
+                                if (eps != 0.0)
+                                  b = b + constant(b.type(), eps);
+                                return a / b;
+                              });
+}
+
+// The sum along `dim` in a helper `<name>_sum` over every other dim, read by
+// the result at index 0 of `dim`: the layout of attn.normalize's statistics,
+// so the Normalize schedule applies (rfactor when `dim` is not innermost).
+LogicalResult KernelBuilder::lowerReduceSum(Operation *operation) {
+  auto op = cast<ReduceSumOp>(operation);
+  const TensorFunc &input = get(op.getInput());
+  std::string name = opFuncName(op);
+  size_t rank = input.rank();
+  int64_t dim = op.getDim();
+  std::vector<Expr> computed = input.shape;
+  computed[dim] = Expr(1);
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, cast<RankedTensorType>(op.getType()), computed);
+  if (failed(shape))
+    return failure();
+  std::vector<Var> vars = makeVars(rank);
+  std::vector<Var> statVars;
+  for (size_t d = 0; d < rank; ++d)
+    if (static_cast<int64_t>(d) != dim)
+      statVars.push_back(vars[d]);
+  Index statAt = toExprs(statVars);
+  RDom r(0, input.shape[dim], name + "_r");
+  Index atR = toExprs(vars);
+  atR[dim] = r;
+  Func sum(name + "_sum"), result(name);
+  define(sum, statVars, constant(input.type, 0.0));
+  update(sum, statAt, call(sum, statAt) + input(atR));
+  define(result, vars, call(sum, statAt));
+  bind(op, Family::Normalize, {result, *shape, input.type}, {{"sum", sum}},
+       {{"r", r}}, {{"dim", dim}});
   return success();
 }
 
@@ -785,6 +888,14 @@ LogicalResult KernelBuilder::lowerCollapseShape(Operation *operation) {
 
 LogicalResult KernelBuilder::lowerConstant(Operation *operation) {
   auto op = cast<arith::ConstantOp>(operation);
+  if (op.getType().isIndex() || op.getType().isInteger(1)) {
+    APInt value = cast<IntegerAttr>(op.getValue()).getValue();
+    scalars[op] = op.getType().isIndex()
+                      ? Halide::Internal::make_const(Halide::UInt(64),
+                                                     value.getZExtValue())
+                      : Halide::Internal::make_bool(!value.isZero());
+    return success();
+  }
   auto dense = dyn_cast<DenseFPElementsAttr>(op.getValue());
   if (!dense)
     return op.emitError("codegen only supports dense float tensor constants");
@@ -820,6 +931,202 @@ LogicalResult KernelBuilder::lowerConstant(Operation *operation) {
     result(args) = buffer(argExprs);
   }
   bind(op, Family::Elementwise, {result, *shape, elem});
+  return success();
+}
+
+// A copy with the declared type: static result dims become constants that
+// the data must match at run time (a requirement, like every static size).
+LogicalResult KernelBuilder::lowerCast(Operation *operation) {
+  auto op = cast<tensor::CastOp>(operation);
+  const TensorFunc &input = get(op.getSource());
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, cast<RankedTensorType>(op.getType()), input.shape);
+  if (failed(shape))
+    return failure();
+  std::vector<Var> vars = makeVars(input.rank());
+  Func result(opFuncName(op));
+  define(result, vars, input(toExprs(vars)));
+  bind(op, Family::Elementwise, {result, *shape, input.type});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Sizes and the run-time choice (scf.if) of --attn-reassociate
+//===----------------------------------------------------------------------===//
+
+FailureOr<Expr> KernelBuilder::scalar(Operation *user, Value value) {
+  auto it = scalars.find(value);
+  if (it != scalars.end())
+    return it->second;
+  return user->emitError("codegen computes index and i1 values only from "
+                         "tensor sizes (tensor.dim, constants and index "
+                         "arith), not from this operand");
+}
+
+LogicalResult KernelBuilder::lowerDim(Operation *operation) {
+  auto op = cast<tensor::DimOp>(operation);
+  std::optional<int64_t> index = op.getConstantIndex();
+  auto it = values.find(op.getSource());
+  if (it == values.end())
+    return op.emitError("codegen: tensor.dim of a value it has not lowered");
+  const TensorFunc &source = it->second;
+  if (!index || *index < 0 || *index >= static_cast<int64_t>(source.rank()))
+    return op.emitError("codegen needs a constant, in-range dim index for "
+                        "tensor.dim");
+  scalars[op] = Halide::cast(Halide::UInt(64), source.shape[*index]);
+  return success();
+}
+
+// index arithmetic wraps at 64 bits, as arith specifies; UInt(64) Exprs
+// wrap the same way in Halide.
+LogicalResult KernelBuilder::lowerIndexArith(Operation *op) {
+  if (!op->getResult(0).getType().isIndex())
+    return op->emitError("codegen supports '")
+           << op->getName() << "' on index values only";
+  FailureOr<Expr> lhs = scalar(op, op->getOperand(0));
+  FailureOr<Expr> rhs = scalar(op, op->getOperand(1));
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  Expr a = *lhs, b = *rhs;
+  scalars[op->getResult(0)] =
+      llvm::TypeSwitch<Operation *, Expr>(op)
+          .Case([&](arith::AddIOp) { return a + b; })
+          .Case([&](arith::SubIOp) { return a - b; })
+          .Case([&](arith::MulIOp) { return a * b; })
+          .Case([&](arith::MaxUIOp) { return Halide::max(a, b); });
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerCmpI(Operation *operation) {
+  auto op = cast<arith::CmpIOp>(operation);
+  if (!op.getLhs().getType().isIndex())
+    return op.emitError("codegen supports arith.cmpi on index values only");
+  FailureOr<Expr> lhs = scalar(op, op.getLhs());
+  FailureOr<Expr> rhs = scalar(op, op.getRhs());
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  Expr ua = *lhs, ub = *rhs;
+  Expr sa = Halide::reinterpret(Halide::Int(64), ua);
+  Expr sb = Halide::reinterpret(Halide::Int(64), ub);
+  Expr result;
+  switch (op.getPredicate()) {
+  case arith::CmpIPredicate::eq:
+    result = ua == ub;
+    break;
+  case arith::CmpIPredicate::ne:
+    result = ua != ub;
+    break;
+  case arith::CmpIPredicate::slt:
+    result = sa < sb;
+    break;
+  case arith::CmpIPredicate::sle:
+    result = sa <= sb;
+    break;
+  case arith::CmpIPredicate::sgt:
+    result = sa > sb;
+    break;
+  case arith::CmpIPredicate::sge:
+    result = sa >= sb;
+    break;
+  case arith::CmpIPredicate::ult:
+    result = ua < ub;
+    break;
+  case arith::CmpIPredicate::ule:
+    result = ua <= ub;
+    break;
+  case arith::CmpIPredicate::ugt:
+    result = ua > ub;
+    break;
+  case arith::CmpIPredicate::uge:
+    result = ua >= ub;
+    break;
+  }
+  scalars[op] = result;
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerSelect(Operation *operation) {
+  auto op = cast<arith::SelectOp>(operation);
+  if (!op.getType().isIndex() && !op.getType().isInteger(1))
+    return op.emitError("codegen supports arith.select of index and i1 "
+                        "values only");
+  FailureOr<Expr> condition = scalar(op, op.getCondition());
+  FailureOr<Expr> whenTrue = scalar(op, op.getTrueValue());
+  FailureOr<Expr> whenFalse = scalar(op, op.getFalseValue());
+  if (failed(condition) || failed(whenTrue) || failed(whenFalse))
+    return failure();
+  scalars[op] = Halide::select(*condition, *whenTrue, *whenFalse);
+  return success();
+}
+
+// Both branches are lowered; each tensor result is
+//   if_<k>(x) = select(condition, then(x), else(x))
+// and the Choice schedule specializes if_<k> on the condition. In each
+// specialization the select folds to one branch, so Halide's bounds
+// inference marks the other branch's Funcs unused: their allocations and
+// loop nests are guarded by `<func>.loaded` and skipped at run time. The
+// same code therefore serves JIT and AOT kernels with dynamic sizes.
+LogicalResult KernelBuilder::lowerIf(Operation *operation) {
+  auto op = cast<scf::IfOp>(operation);
+  FailureOr<Expr> condition = scalar(op, op.getCondition());
+  if (failed(condition))
+    return failure();
+  if (op.getElseRegion().empty())
+    return op.emitError("codegen needs an else branch in scf.if");
+  auto lowerBranch = [&](Block &block) -> FailureOr<Operation *> {
+    for (Operation &inner : block) {
+      if (isa<scf::YieldOp>(inner))
+        return &inner;
+      if (failed(lowerOp(inner)))
+        return failure();
+    }
+    return op.emitError("scf.if branch without scf.yield");
+  };
+  FailureOr<Operation *> thenYield = lowerBranch(*op.thenBlock());
+  if (failed(thenYield))
+    return failure();
+  FailureOr<Operation *> elseYield = lowerBranch(*op.elseBlock());
+  if (failed(elseYield))
+    return failure();
+  Expr cond = Halide::Internal::simplify(*condition);
+  for (auto [index, result] : llvm::enumerate(op.getResults())) {
+    Value fromThen = (*thenYield)->getOperand(index);
+    Value fromElse = (*elseYield)->getOperand(index);
+    if (!isa<RankedTensorType>(result.getType())) {
+      FailureOr<Expr> a = scalar(op, fromThen), b = scalar(op, fromElse);
+      if (failed(a) || failed(b))
+        return failure();
+      scalars[result] = Halide::select(cond, *a, *b);
+      continue;
+    }
+    const TensorFunc &whenTrue = get(fromThen);
+    const TensorFunc &whenFalse = get(fromElse);
+    std::vector<Expr> computed;
+    for (size_t d = 0; d < whenTrue.rank(); ++d)
+      computed.push_back(Halide::Internal::simplify(
+          Halide::select(cond, whenTrue.shape[d], whenFalse.shape[d])));
+    FailureOr<std::vector<Expr>> shape =
+        extents(op, cast<RankedTensorType>(result.getType()), computed);
+    if (failed(shape))
+      return failure();
+    std::vector<Var> vars = makeVars(whenTrue.rank());
+    Index at = toExprs(vars);
+    Func choice(opFuncName(op));
+    TensorFunc tensor{choice, *shape, whenTrue.type};
+    values[result] = tensor;
+    // A condition fixed at compile time needs no run-time choice.
+    if (Halide::Internal::is_const(cond)) {
+      define(choice, vars,
+             Halide::Internal::is_const_one(cond) ? whenTrue(at)
+                                                  : whenFalse(at));
+      algorithm.ops.push_back(
+          {Family::Elementwise, choice.name(), tensor, {}, {}, {}});
+      continue;
+    }
+    define(choice, vars, Halide::select(cond, whenTrue(at), whenFalse(at)));
+    algorithm.ops.push_back(
+        {Family::Choice, choice.name(), tensor, {}, {}, {}, cond});
+  }
   return success();
 }
 

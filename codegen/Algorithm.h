@@ -46,6 +46,7 @@ enum class Family {
   RowAttention,          ///< dot_product whose steps are all over keys
   MaterializedAttention, ///< dot_product with a step over queries
   Efficient,             ///< attn.efficient (K^T V with rfactor)
+  Choice,                ///< scf.if on sizes: select(condition, then, else)
 };
 
 /// The Funcs of one op, by role, for the schedule part.
@@ -60,6 +61,8 @@ struct OpStages {
   /// Op-specific integers (e.g. "dim": the normalized dim in Halide order,
   /// "steps": number of normalization steps).
   std::map<std::string, int64_t> info;
+  /// Choice only: the run-time condition on sizes that picks the branch.
+  Halide::Expr condition;
 };
 
 /// A func.func as a Halide pipeline, before scheduling.

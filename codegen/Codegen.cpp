@@ -30,6 +30,14 @@ namespace {
 
 std::string trimmed(const char *text) { return StringRef(text).trim().str(); }
 
+/// The last message of an AOT kernel's runtime. Halide's default handler
+/// prints and calls abort(); the loaded kernel's runtime reports here
+/// instead, so a failed run is an error code plus this message.
+thread_local std::string lastAotError;
+extern "C" void recordAotError(void *, const char *message) {
+  lastAotError = message;
+}
+
 /// Runs `body`; a Halide (or other C++) exception becomes an error at `loc`
 /// prefixed with `what`.
 template <typename Body>
@@ -341,6 +349,13 @@ Kernel::compileAot(func::FuncOp func, const CompileOptions &options,
       reinterpret_cast<int (*)(void **)>(dlsym(impl->library, entry.c_str()));
   if (!impl->entry)
     return emitError(loc, "") << library << " has no symbol " << entry;
+  using ErrorHandler = void (*)(void *, const char *);
+  auto setErrorHandler = reinterpret_cast<ErrorHandler (*)(ErrorHandler)>(
+      dlsym(impl->library, "halide_set_error_handler"));
+  if (!setErrorHandler)
+    return emitError(loc, "")
+           << library << " has no symbol halide_set_error_handler";
+  setErrorHandler(recordAotError);
   return std::unique_ptr<Kernel>(new Kernel(std::move(impl)));
 }
 
@@ -417,9 +432,11 @@ LogicalResult Kernel::run() {
       args.push_back(buffer.raw_buffer());
     for (Halide::Buffer<> &buffer : k.outputs)
       args.push_back(buffer.raw_buffer());
+    lastAotError.clear();
     if (int error = k.entry(args.data()))
-      return emitError(k.loc) << "running @" << k.name
-                              << ": the AOT kernel returned error " << error;
+      return emitError(k.loc)
+             << "running @" << k.name << ": the AOT kernel returned error "
+             << error << ": " << StringRef(lastAotError).trim();
     return success();
   }
   return guarded(k.loc, "running @" + k.name, [&] {

@@ -155,6 +155,9 @@ void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
     case Family::MaterializedAttention:
       scheduleMaterializedAttention(op, ctx);
       break;
+    case Family::Choice:
+      scheduleChoice(op, ctx);
+      break;
     }
   }
 }

@@ -73,6 +73,7 @@ void scheduleScan(OpStages &op, const ScheduleContext &ctx);
 void scheduleEfficient(OpStages &op, const ScheduleContext &ctx);
 void scheduleRowAttention(OpStages &op, const ScheduleContext &ctx);
 void scheduleMaterializedAttention(OpStages &op, const ScheduleContext &ctx);
+void scheduleChoice(OpStages &op, const ScheduleContext &ctx);
 
 /// Schedules every op of `algorithm` for `target`.
 void scheduleKernel(KernelAlgorithm &algorithm, const ScheduleParams &params,

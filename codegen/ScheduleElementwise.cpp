@@ -5,7 +5,9 @@
 // a loop nest of its own: vectorized over the innermost dim, parallel over
 // the outermost. Gathers (bilinear_gather, deformable) vectorize across the
 // D channels of a head and run queries in parallel; the deformable sum over
-// points is computed per query.
+// points is computed per query. A run-time choice (scf.if) is a loop nest
+// of its own, specialized on its condition so each version computes only
+// the branch it reads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,4 +62,18 @@ void mlir::attn::codegen::scheduleGather(OpStages &op,
   std::vector<Var> headArgs = h.args();
   h.compute_at(f, q).vectorize(headArgs[0], vector, TailStrategy::GuardWithIf);
   h.update().vectorize(headArgs[0], vector, TailStrategy::GuardWithIf);
+}
+
+void mlir::attn::codegen::scheduleChoice(OpStages &op,
+                                         const ScheduleContext &ctx) {
+  // Specializing needs a loop nest of its own (an inlined Func has none);
+  // the copy costs one elementwise pass over the result.
+  Func f = op.result.func;
+  if (!ctx.isOutput(f))
+    f.compute_root();
+  vectorizeAndParallelize(
+      f, op.result,
+      ctx.vectorWidth(ctx.params.elementwise.vectorWidth, op.result.type));
+  // After the schedule: a specialization starts as a copy of it.
+  f.specialize(op.condition);
 }

@@ -1,8 +1,10 @@
 //===- Pipelines.cpp - Named pass pipelines -------------------------------===//
 //
-// attn-default-pipeline: what attn-compile runs before code generation
-// unless told otherwise. For now canonicalize + cse; --attn-reassociate and
-// the lowering passes join it as they land.
+// attn-default-pipeline: what attn-compile (and attn-run before compiling a
+// kernel) runs before code generation unless told otherwise: canonicalize,
+// attn-reassociate (exact rewrites where they are cheaper, a run-time
+// choice for dynamic sizes), canonicalize (folds the size arithmetic), cse.
+// The lowering passes join it as they land.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,8 @@
 using namespace mlir;
 
 void mlir::attn::buildDefaultPipeline(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createAttnReassociatePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

@@ -21,6 +21,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -149,7 +150,7 @@ int main(int argc, char **argv) {
 
   DialectRegistry registry;
   registry.insert<mlir::attn::AttnDialect, arith::ArithDialect,
-                  func::FuncDialect, tensor::TensorDialect>();
+                  func::FuncDialect, scf::SCFDialect, tensor::TensorDialect>();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(false);

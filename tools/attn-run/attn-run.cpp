@@ -1,15 +1,18 @@
 //===- attn-run.cpp - Evaluate attention specs on .npy inputs -------------===//
 //
 //   attn-run SPEC [--func NAME] --input q=q.npy --input k.npy ... \
-//            [--random SEED] [--save-inputs DIR] [--output out.npy]
-//            [--reference | --check [--tolerance T]] [--bench N]
-//            [--target T]
+//            [--random SEED [--dynamic-size N]] [--save-inputs DIR]
+//            [--output out.npy] [--reference | --check [--tolerance T]]
+//            [--bench N] [--aot] [--target T]
+//            [--pass-pipeline P | --no-default-pipeline]
 //   attn-run SPEC --verify-rewrites PIPELINE [--random SEED]
 //            [--dynamic-size N]
 //
 // Evaluates one func.func of a spec: by default with a Halide JIT kernel
 // (codegen/), with --reference on the reference runtime, with --check on
-// both, comparing them. Inputs are
+// both, comparing them. The kernel is compiled as attn-compile does: after
+// attn-default-pipeline (or --pass-pipeline), so --check compares the
+// rewritten, compiled function with the spec as written. Inputs are
 // matched to arguments by name (`q=file.npy`, the SSA name written in the
 // spec) or by position (bare `file.npy`, in argument order). Errors about
 // the spec carry file:line:col; errors about files name the file.
@@ -138,6 +141,16 @@ static cl::opt<std::string>
     target("target",
            cl::desc("Halide target of the JIT kernel (default: host)"),
            cl::init("host"), cl::cat(runCategory));
+static cl::opt<std::string> passPipeline(
+    "pass-pipeline",
+    cl::desc("Before compiling the kernel, run this textual pass pipeline "
+             "instead of attn-default-pipeline (the reference always "
+             "evaluates the spec as written)"),
+    cl::value_desc("pipeline"), cl::cat(runCategory));
+static cl::opt<bool> noDefaultPipeline(
+    "no-default-pipeline",
+    cl::desc("Compile the kernel from the spec as written, without passes"),
+    cl::cat(runCategory));
 
 /// An exact rewrite may differ from the original by float reassociation only.
 constexpr double kExactRelativeTolerance = 1e-5;
@@ -250,8 +263,7 @@ static int verifyRewritesOf(MLIRContext &context, ModuleOp module,
                   func.getSymName());
     std::vector<rt::Tensor> inputs(func.getNumArguments());
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-      std::string name =
-          mlir::attn::argumentName(spec.parserState, func, i);
+      std::string name = mlir::attn::argumentName(spec.parserState, func, i);
       auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
       if (!type)
         return fail("argument '" + name + "' of @" + func.getSymName() +
@@ -449,6 +461,12 @@ int main(int argc, char **argv) {
   if (useReference && (check || benchRuns > 0 || aot))
     return fail("--reference cannot be combined with --check, --bench or "
                 "--aot");
+  if (useReference && (noDefaultPipeline || !passPipeline.empty()))
+    return fail("--reference evaluates the spec as written; it takes no "
+                "--pass-pipeline or --no-default-pipeline");
+  if (noDefaultPipeline && !passPipeline.empty())
+    return fail("--no-default-pipeline and --pass-pipeline exclude each "
+                "other");
   if (!useReference && !mlir::attn::codegen::isValidTarget(target))
     return fail(mlir::attn::codegen::invalidTargetMessage(target));
 
@@ -474,6 +492,25 @@ int main(int argc, char **argv) {
     results = std::move(referenceResults);
   } else {
     namespace cg = mlir::attn::codegen;
+    // The kernel's function: after the pipeline, on a copy of the module
+    // (argument order and names are those of the spec).
+    OwningOpRef<ModuleOp> compiled = spec.module->clone();
+    if (!noDefaultPipeline) {
+      PassManager pm(&context);
+      if (passPipeline.empty()) {
+        mlir::attn::buildDefaultPipeline(pm);
+      } else {
+        std::string message;
+        llvm::raw_string_ostream os(message);
+        if (failed(parsePassPipeline(passPipeline, pm, os)))
+          return fail("--pass-pipeline: " + message);
+      }
+      if (failed(pm.run(*compiled)))
+        return 1;
+    }
+    auto kernelFunc = compiled->lookupSymbol<func::FuncOp>(func.getSymName());
+    if (!kernelFunc || kernelFunc.isExternal())
+      return fail("the pass pipeline removed @" + func.getSymName());
     cg::CompileOptions options;
     options.target = target;
     options.argNames = names;
@@ -489,8 +526,8 @@ int main(int argc, char **argv) {
         llvm::sys::fs::remove_directories(aotDir);
     });
     FailureOr<std::unique_ptr<cg::Kernel>> kernel =
-        aot ? cg::Kernel::compileAot(func, options, aotDir)
-            : cg::Kernel::compileJit(func, options);
+        aot ? cg::Kernel::compileAot(kernelFunc, options, aotDir)
+            : cg::Kernel::compileJit(kernelFunc, options);
     if (failed(kernel))
       return 1;
     std::vector<cg::HostTensor> hostInputs;

@@ -83,3 +83,30 @@ func.func @dynamic_matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x
   %c = attn.matmul %a, %b : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
   return %c : tensor<?x?xf32>
 }
+
+// reduce_sum over positions, long enough for the rfactor schedule (f64),
+// and over the innermost dim.
+func.func @reduce_sum_positions_f64(%x: tensor<700x9xf64>) -> tensor<1x9xf64> {
+  %s = attn.reduce_sum %x dim 0 : tensor<700x9xf64> -> tensor<1x9xf64>
+  return %s : tensor<1x9xf64>
+}
+
+func.func @reduce_sum_last(%x: tensor<5x7x3xf32>) -> tensor<5x7x1xf32> {
+  %s = attn.reduce_sum %x dim 2 : tensor<5x7x3xf32> -> tensor<5x7x1xf32>
+  return %s : tensor<5x7x1xf32>
+}
+
+// Exclusive prefix sums along the first and the last dim.
+func.func @exclusive_prefix_sums(%x: tensor<5x7x3xf32>) -> tensor<5x7x3xf32> {
+  %a = attn.prefix_sum %x dim 0 exclusive : tensor<5x7x3xf32>
+  %b = attn.prefix_sum %a dim 2 exclusive : tensor<5x7x3xf32>
+  return %b : tensor<5x7x3xf32>
+}
+
+// The linear-attention ratio with dynamic rows, f64: num / (den + eps),
+// den broadcast along the features, and a product.
+func.func @ratio_dynamic_f64(%num: tensor<?x6xf64>, %den: tensor<?x1xf64>) -> tensor<?x6xf64> {
+  %q = attn.div %num, %den eps 1.0e-3 : tensor<?x6xf64>, tensor<?x1xf64> -> tensor<?x6xf64>
+  %p = attn.mul %q, %num : tensor<?x6xf64>, tensor<?x6xf64> -> tensor<?x6xf64>
+  return %p : tensor<?x6xf64>
+}
