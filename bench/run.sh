@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The benchmark, in one command:   bench/run.sh
+#
+#  1. builds attn (scripts/setup.sh) and the peers' venv (bench/setup_peers.sh);
+#  2. builds the roofline probe with the system g++ and measures the FMA peak
+#     and stream bandwidth (again at the end of the run: the larger binds);
+#  3. times every kernel of bench/kernels.py with attn-run --bench, then with
+#     PyTorch and ONNX Runtime, all with 2 threads;
+#  4. writes bench/results/<stamp>.json (+ .md) and prints the table.
+#
+# Environment: BENCH_BUDGET (seconds of timed runs per kernel and
+# implementation, default 1.5), BENCH_KERNELS (comma-separated subset).
+# Not a test: it is not part of ctest. Run it on an otherwise idle machine;
+# the load average before and after is recorded in the results.
+set -euo pipefail
+BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(dirname "$BENCH")"
+BUILD="${ATTN_BUILD_DIR:-$ROOT/build}"
+BUDGET="${BENCH_BUDGET:-1.5}"
+KERNELS="${BENCH_KERNELS:-}"
+cd "$ROOT"
+
+echo "bench: building attn (scripts/setup.sh)" >&2
+scripts/setup.sh >&2
+echo "bench: peers (bench/setup_peers.sh)" >&2
+bench/setup_peers.sh >&2
+PYTHON="$ROOT/.venv/bin/python"
+PEERS_PYTHON="$BENCH/.venv-peers/bin/python"
+"$PYTHON" bench/kernels.py --check-specs
+
+mkdir -p "$BENCH/build" "$BENCH/results"
+PROBE="$BENCH/build/roofline"
+if [ ! -x "$PROBE" ] || [ "$BENCH/roofline/roofline.cpp" -nt "$PROBE" ]; then
+  echo "bench: building the roofline probe" >&2
+  g++ -O3 -march=native -std=c++17 -pthread -Wall -Wextra \
+    -o "$PROBE" "$BENCH/roofline/roofline.cpp"
+fi
+
+STAMP="$(date -u +%Y-%m-%dT%H-%M-%SZ)"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+LOAD_BEFORE="$(load)"
+case "$LOAD_BEFORE" in
+  0.[0-4]*) ;;
+  *) echo "bench: warning: load average $LOAD_BEFORE; other work will skew" \
+          "the numbers" >&2 ;;
+esac
+
+echo "bench: roofline probe (start)" >&2
+"$PROBE" --threads 2 > "$WORK/roofline-start.json"
+echo "bench: attn kernels" >&2
+"$PYTHON" bench/attn_bench.py --attn-run "$BUILD/bin/attn-run" \
+  --budget "$BUDGET" --kernels "$KERNELS" --out "$WORK/attn.json"
+echo "bench: peers" >&2
+"$PEERS_PYTHON" bench/peers.py --budget "$BUDGET" --kernels "$KERNELS" \
+  --out "$WORK/peers.json"
+echo "bench: roofline probe (end)" >&2
+"$PROBE" --threads 2 > "$WORK/roofline-end.json"
+LOAD_AFTER="$(load)"
+
+# What the results need to be read later: the machine, the load, the commit.
+export BENCH_STAMP="$STAMP" BENCH_LOAD_BEFORE="$LOAD_BEFORE" \
+  BENCH_LOAD_AFTER="$LOAD_AFTER" BENCH_BUDGET="$BUDGET" BENCH_KERNELS="$KERNELS"
+export BENCH_COMMIT="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+export BENCH_DIRTY="$(git status --porcelain 2>/dev/null | grep -q . && echo 1 || echo 0)"
+"$PYTHON" - "$WORK/meta.json" <<'EOF'
+import json, os, platform, sys
+env = os.environ
+cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+            if line.startswith("model name")), platform.processor())
+json.dump({
+    "stamp": env["BENCH_STAMP"], "command": "bench/run.sh",
+    "budget_seconds": float(env["BENCH_BUDGET"]),
+    "kernels": env["BENCH_KERNELS"] or "all",
+    "commit": env["BENCH_COMMIT"], "uncommitted_changes": env["BENCH_DIRTY"] == "1",
+    "load_before": env["BENCH_LOAD_BEFORE"], "load_after": env["BENCH_LOAD_AFTER"],
+    "machine": {"cpu": cpu, "cpus": os.cpu_count(), "os": platform.platform(),
+                "memory_gib": round(os.sysconf("SC_PAGE_SIZE")
+                                    * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)},
+}, open(sys.argv[1], "w"), indent=2)
+EOF
+
+"$PYTHON" bench/report.py \
+  --roofline "$WORK/roofline-start.json" "$WORK/roofline-end.json" \
+  --attn "$WORK/attn.json" --peers "$WORK/peers.json" --meta "$WORK/meta.json" \
+  --json-out "$BENCH/results/$STAMP.json" --markdown-out "$BENCH/results/$STAMP.md"
+echo "bench: wrote bench/results/$STAMP.json and .md" >&2
