@@ -80,7 +80,7 @@ def main():
     parser.add_argument("--attn-run", required=True, help="path of attn-run")
     parser.add_argument("--kernels", default="",
                         help="comma-separated kernel names (default: all)")
-    parser.add_argument("--budget", type=float, default=1.5,
+    parser.add_argument("--budget", type=float, default=3.0,
                         help="seconds of timed runs per kernel")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", help="write the JSON here (default: stdout)")

@@ -226,14 +226,12 @@ def relative_error(output, reference):
     return float(np.max(np.abs(output - reference)) / scale)
 
 
-def bench_kernel(kernel, budget_seconds, seed):
-    inputs = random_inputs(kernel, seed)
+def implementations(kernel, inputs):
+    """Every peer of `kernel` as (name, zero-argument run or the reason it
+    cannot run, output -> numpy array in the kernel's output layout)."""
     tensors = [torch.from_numpy(x) for x in inputs.values()]
     formula = torch_formula(kernel)
-    with torch.inference_mode():
-        reference = formula(*[t.double() for t in tensors]).numpy()
-
-    candidates = []  # (implementation name, zero-argument run, to numpy)
+    candidates = []
     if kernel.family == "softmax":
         scale = kernel.params["scale"]
         candidates.append(("torch.sdpa",
@@ -248,6 +246,21 @@ def bench_kernel(kernel, budget_seconds, seed):
         heads = kernel.params["heads"]
         candidates.append(("ort.mha", _ort_runner(onnx_mha(kernel), mha_inputs),
                            lambda out: from_heads_last(out, heads)))
+    return candidates
+
+
+def float64_formula(kernel, inputs):
+    """The plain formula in float64: what every timed peer must agree with."""
+    formula = torch_formula(kernel)
+    with torch.inference_mode():
+        return formula(*[torch.from_numpy(x).double()
+                         for x in inputs.values()]).numpy()
+
+
+def bench_kernel(kernel, budget_seconds, seed):
+    inputs = random_inputs(kernel, seed)
+    reference = float64_formula(kernel, inputs)
+    candidates = implementations(kernel, inputs)
 
     results = []
     for impl, run, to_numpy in candidates:
@@ -286,7 +299,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kernels", default="",
                         help="comma-separated kernel names (default: all)")
-    parser.add_argument("--budget", type=float, default=1.5,
+    parser.add_argument("--budget", type=float, default=3.0,
                         help="seconds of timed runs per kernel and peer")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", help="write the JSON here (default: stdout)")

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The benchmark, in one command:   bench/run.sh
 #
-#  1. builds attn (scripts/setup.sh) and the peers' venv (bench/setup_peers.sh);
+#  1. builds attn (scripts/setup.sh) and the peers' venv (bench/setup_peers.sh),
+#     checks bench/specs against bench/kernels.py and every peer against the
+#     attn reference runtime on small shapes (bench/check_peers.py);
 #  2. builds the roofline probe with the system g++ and measures the FMA peak
 #     and stream bandwidth (again at the end of the run: the larger binds);
 #  3. times every kernel of bench/kernels.py with attn-run --bench, then with
@@ -9,14 +11,14 @@
 #  4. writes bench/results/<stamp>.json (+ .md) and prints the table.
 #
 # Environment: BENCH_BUDGET (seconds of timed runs per kernel and
-# implementation, default 1.5), BENCH_KERNELS (comma-separated subset).
+# implementation, default 3), BENCH_KERNELS (comma-separated subset).
 # Not a test: it is not part of ctest. Run it on an otherwise idle machine;
 # the load average before and after is recorded in the results.
 set -euo pipefail
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$BENCH")"
 BUILD="${ATTN_BUILD_DIR:-$ROOT/build}"
-BUDGET="${BENCH_BUDGET:-1.5}"
+BUDGET="${BENCH_BUDGET:-3}"
 KERNELS="${BENCH_KERNELS:-}"
 cd "$ROOT"
 
@@ -27,6 +29,8 @@ bench/setup_peers.sh >&2
 PYTHON="$ROOT/.venv/bin/python"
 PEERS_PYTHON="$BENCH/.venv-peers/bin/python"
 "$PYTHON" bench/kernels.py --check-specs
+echo "bench: checking the peers against the attn reference runtime" >&2
+"$PEERS_PYTHON" bench/check_peers.py --attn-run "$BUILD/bin/attn-run"
 
 mkdir -p "$BENCH/build" "$BENCH/results"
 PROBE="$BENCH/build/roofline"

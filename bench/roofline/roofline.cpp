@@ -255,7 +255,7 @@ long parsePositive(const char *flag, const char *text) {
 
 int main(int argc, char **argv) {
   unsigned threads = 2;
-  int repeats = 7;
+  int repeats = 9;
   long arrayMib = 0;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
