@@ -22,6 +22,7 @@
 #include <immintrin.h>
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -30,6 +31,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -177,8 +179,14 @@ struct StreamResult {
 
 StreamResult measureStream(size_t elements, unsigned threads, int repeats) {
   // new[] leaves pages untouched: each thread first-touches its own slice.
-  double *a = new double[elements], *b = new double[elements],
-         *c = new double[elements];
+  double *a = new (std::nothrow) double[elements],
+         *b = new (std::nothrow) double[elements],
+         *c = new (std::nothrow) double[elements];
+  if (!a || !b || !c) {
+    std::fprintf(stderr, "roofline: cannot allocate 3 arrays of %zu MiB\n",
+                 elements * sizeof(double) >> 20);
+    std::exit(1);
+  }
   auto slice = [&](unsigned t, size_t &begin, size_t &end) {
     begin = elements * t / threads;
     end = elements * (t + 1) / threads;
@@ -287,6 +295,11 @@ int main(int argc, char **argv) {
   // STREAM's rule: each array at least 4x the last-level cache.
   size_t arrayBytes = arrayMib > 0 ? size_t(arrayMib) << 20
                                    : std::max<size_t>(4 * llc, size_t(256) << 20);
+  // Overcommit would let new[] succeed and the first touch be OOM-killed.
+  double physical = double(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  if (3.0 * arrayBytes > 0.5 * physical)
+    usage("3 stream arrays would take more than half of the memory; "
+          "lower --array-mib");
   StreamResult stream =
       measureStream(arrayBytes / sizeof(double), threads, repeats);
 
