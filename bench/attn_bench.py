@@ -7,9 +7,10 @@ Run by bench/run.sh. For each kernel of bench/kernels.py it runs
 
     attn-run bench/specs/<kernel>.mlir --random SEED --bench N --quiet
 
-with HL_NUM_THREADS=2 (the size of Halide's thread pool), once with N = 3
+with HL_NUM_THREADS=2 (the size of Halide's thread pool), once with N = 1
 to learn the time of one run, then with N chosen to fill `--budget` seconds
-(5 to 100 runs), and parses the one line attn-run prints:
+(5 to 100 runs; a kernel too slow for 5 runs keeps its one calibration run,
+and the record says so), and parses the one line attn-run prints:
 
     bench: @<func> median <ms> ms over <N> runs (min <ms> ms)
 
@@ -28,7 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kernels import KERNELS, KERNELS_BY_NAME  # noqa: E402
 
 THREADS = 2
-MIN_RUNS, MAX_RUNS, CALIBRATION_RUNS = 5, 100, 3
+MIN_RUNS, MAX_RUNS, CALIBRATION_RUNS = 5, 100, 1
+# A kernel whose MIN_RUNS runs take more than this many budgets is timed by
+# its calibration run alone (a quadratic form at n = 65536 takes ~20 s).
+SLOW_FACTOR = 4
 # JIT compilation plus a spec's runs must end in this time.
 TIMEOUT_SECONDS = 600
 BENCH_LINE = re.compile(
@@ -103,12 +107,19 @@ def main():
         for kernel in kernels:
             record = {"kernel": kernel.name, "impl": "attn"}
             try:
-                calibration, _, _ = run_bench(args.attn_run, kernel,
-                                              CALIBRATION_RUNS, args.seed)
-                runs = int(args.budget * 1e3 / max(calibration, 1e-3))
-                runs = max(MIN_RUNS, min(MAX_RUNS, runs))
-                median, fastest, runs = run_bench(args.attn_run, kernel, runs,
-                                                  args.seed)
+                calibration, fastest, runs = run_bench(
+                    args.attn_run, kernel, CALIBRATION_RUNS, args.seed)
+                if calibration * 1e-3 * MIN_RUNS <= args.budget * SLOW_FACTOR:
+                    runs = int(args.budget * 1e3 / max(calibration, 1e-3))
+                    runs = max(MIN_RUNS, min(MAX_RUNS, runs))
+                    median, fastest, runs = run_bench(args.attn_run, kernel,
+                                                      runs, args.seed)
+                else:
+                    # So slow that MIN_RUNS runs would blow the time of the
+                    # whole benchmark: the calibration run is the result.
+                    median = calibration
+                    record["note"] = (f"{runs} run(s) only: one run takes "
+                                      f"{calibration / 1e3:.1f} s")
                 record.update(median_ms=median, min_ms=fastest, runs=runs)
                 print(f"attn:  {kernel.name:<18} {median:10.3f} ms over "
                       f"{runs} runs", file=sys.stderr, flush=True)

@@ -152,6 +152,8 @@ def markdown(rows, verdicts, rooflines, peak, bandwidth, attn, meta):
                            f"{r.get('error', '?')[:80]} | | | | | | |")
                 continue
             flag = "" if r.get("agrees", True) else " (wrong result!)"
+            if r.get("note"):
+                flag += f" ({r['runs']} run{'s' if r['runs'] > 1 else ''})"
             out.append(
                 f"| {kernel.name} | {r['impl']}{flag} | {r['median_ms']:.3f} | "
                 f"{r['gflops']:.1f} | {r['gbs']:.1f} | "

@@ -10,7 +10,8 @@
 #     PyTorch and ONNX Runtime, all with 2 threads;
 #  4. writes bench/results/<stamp>.json (+ .md) and prints the table.
 #
-# Environment: BENCH_BUDGET (seconds of timed runs per kernel and
+# Environment: ATTN_RUN (the attn-run to time, default build/bin/attn-run),
+# BENCH_BUDGET (seconds of timed runs per kernel and
 # implementation, default 3), BENCH_KERNELS (comma-separated subset).
 # Not a test: it is not part of ctest. Run it on an otherwise idle machine;
 # the load average before and after is recorded in the results.
@@ -20,6 +21,7 @@ ROOT="$(dirname "$BENCH")"
 BUILD="${ATTN_BUILD_DIR:-$ROOT/build}"
 BUDGET="${BENCH_BUDGET:-3}"
 KERNELS="${BENCH_KERNELS:-}"
+ATTN_RUN="${ATTN_RUN:-$BUILD/bin/attn-run}"
 cd "$ROOT"
 
 echo "bench: building attn (scripts/setup.sh)" >&2
@@ -54,7 +56,7 @@ esac
 echo "bench: roofline probe (start)" >&2
 "$PROBE" --threads 2 > "$WORK/roofline-start.json"
 echo "bench: attn kernels" >&2
-"$PYTHON" bench/attn_bench.py --attn-run "$BUILD/bin/attn-run" \
+"$PYTHON" bench/attn_bench.py --attn-run "$ATTN_RUN" \
   --budget "$BUDGET" --kernels "$KERNELS" --out "$WORK/attn.json"
 echo "bench: peers" >&2
 "$PEERS_PYTHON" bench/peers.py --budget "$BUDGET" --kernels "$KERNELS" \
