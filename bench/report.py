@@ -117,6 +117,12 @@ def markdown(rows, verdicts, rooflines, peak, bandwidth, attn, meta):
                f"{rooflines[0]['threads']} threads; load average "
                f"{meta.get('load_before', '?')} before, "
                f"{meta.get('load_after', '?')} after.")
+    if "other_processes_share_of_cores" in meta:
+        out.append(f"While it measured ({meta['measurement_seconds']:.0f} s), "
+                   "other processes used "
+                   f"{100 * meta['other_processes_share_of_cores']:.0f}% of the "
+                   "cores (0% is an idle machine; above ~5% the numbers are "
+                   "disturbed).")
     out.append("")
     out.append("| ceiling | start of run | end of run | used |")
     out.append("|---|---:|---:|---:|")

@@ -47,6 +47,11 @@ WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 LOAD_BEFORE="$(load)"
+# CPU time of the whole machine (/proc/stat) and of this script's children
+# (bash's `times`) around the measurements: the difference is what other
+# processes took from the two cores while we measured.
+times > "$WORK/times-start"
+CPU_START="$(head -1 /proc/stat)" WALL_START="$(date +%s.%N)"
 case "$LOAD_BEFORE" in
   0.[0-4]*) ;;
   *) echo "bench: warning: load average $LOAD_BEFORE; other work will skew" \
@@ -64,10 +69,15 @@ echo "bench: peers" >&2
 echo "bench: roofline probe (end)" >&2
 "$PROBE" --threads 2 > "$WORK/roofline-end.json"
 LOAD_AFTER="$(load)"
+times > "$WORK/times-end"
+CPU_END="$(head -1 /proc/stat)" WALL_END="$(date +%s.%N)"
 
 # What the results need to be read later: the machine, the load, the commit.
 export BENCH_STAMP="$STAMP" BENCH_LOAD_BEFORE="$LOAD_BEFORE" \
-  BENCH_LOAD_AFTER="$LOAD_AFTER" BENCH_BUDGET="$BUDGET" BENCH_KERNELS="$KERNELS"
+  BENCH_LOAD_AFTER="$LOAD_AFTER" BENCH_BUDGET="$BUDGET" BENCH_KERNELS="$KERNELS" \
+  BENCH_CPU_START="$CPU_START" BENCH_CPU_END="$CPU_END" \
+  BENCH_TIMES_START="$(cat "$WORK/times-start")" BENCH_TIMES_END="$(cat "$WORK/times-end")" \
+  BENCH_WALL_START="$WALL_START" BENCH_WALL_END="$WALL_END"
 export BENCH_COMMIT="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 export BENCH_DIRTY="$(git status --porcelain 2>/dev/null | grep -q . && echo 1 || echo 0)"
 "$PYTHON" - "$WORK/meta.json" <<'EOF'
@@ -75,12 +85,37 @@ import json, os, platform, sys
 env = os.environ
 cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
             if line.startswith("model name")), platform.processor())
+def busy_seconds(stat_line):
+    # cpu user nice system idle iowait irq softirq steal ...: busy = all but
+    # idle and iowait; steal (time the hypervisor gave to others) counts too.
+    fields = [int(x) for x in stat_line.split()[1:9]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def children_seconds(times_output):
+    # Second line of bash `times`: children's user and system time, XmY.YYYs.
+    total = 0.0
+    for part in times_output.splitlines()[1].split():
+        minutes, seconds = part.rstrip("s").split("m")
+        total += 60 * float(minutes) + float(seconds)
+    return total
+
+
+wall = float(env["BENCH_WALL_END"]) - float(env["BENCH_WALL_START"])
+ours = children_seconds(env["BENCH_TIMES_END"]) - children_seconds(
+    env["BENCH_TIMES_START"])
+machine = busy_seconds(env["BENCH_CPU_END"]) - busy_seconds(env["BENCH_CPU_START"])
+others = max(0.0, machine - ours)
 json.dump({
     "stamp": env["BENCH_STAMP"], "command": "bench/run.sh",
     "budget_seconds": float(env["BENCH_BUDGET"]),
     "kernels": env["BENCH_KERNELS"] or "all",
     "commit": env["BENCH_COMMIT"], "uncommitted_changes": env["BENCH_DIRTY"] == "1",
     "load_before": env["BENCH_LOAD_BEFORE"], "load_after": env["BENCH_LOAD_AFTER"],
+    "measurement_seconds": round(wall, 1),
+    "benchmark_cpu_seconds": round(ours, 1),
+    "other_processes_cpu_seconds": round(others, 1),
+    "other_processes_share_of_cores": round(others / (wall * os.cpu_count()), 3),
     "machine": {"cpu": cpu, "cpus": os.cpu_count(), "os": platform.platform(),
                 "memory_gib": round(os.sysconf("SC_PAGE_SIZE")
                                     * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)},
