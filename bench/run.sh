@@ -79,7 +79,7 @@ export BENCH_STAMP="$STAMP" BENCH_LOAD_BEFORE="$LOAD_BEFORE" \
   BENCH_TIMES_START="$(cat "$WORK/times-start")" BENCH_TIMES_END="$(cat "$WORK/times-end")" \
   BENCH_WALL_START="$WALL_START" BENCH_WALL_END="$WALL_END"
 export BENCH_COMMIT="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-export BENCH_DIRTY="$(git status --porcelain 2>/dev/null | grep -q . && echo 1 || echo 0)"
+export BENCH_DIRTY="$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo 1 || echo 0)"
 "$PYTHON" - "$WORK/meta.json" <<'EOF'
 import json, os, platform, sys
 env = os.environ
