@@ -14,7 +14,8 @@
 # BENCH_BUDGET (seconds of timed runs per kernel and
 # implementation, default 3), BENCH_KERNELS (comma-separated subset).
 # Not a test: it is not part of ctest. Run it on an otherwise idle machine;
-# the load average before and after is recorded in the results.
+# the load average and the CPU time other processes took while it measured
+# are recorded in the results.
 set -euo pipefail
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$BENCH")"
