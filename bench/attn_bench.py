@@ -1,0 +1,139 @@
+"""Times the benchmark kernels compiled by attn.
+
+    python3 bench/attn_bench.py --attn-run build/bin/attn-run [--budget S]
+                                [--kernels a,b] [--out attn.json]
+
+Run by bench/run.sh. For each kernel of bench/kernels.py it runs
+
+    attn-run bench/specs/<kernel>.mlir --random SEED --bench N --quiet
+
+with HL_NUM_THREADS=2 (the size of Halide's thread pool), once with N = 1
+to learn the time of one run, then with N chosen to fill `--budget` seconds
+(5 to 100 runs; a kernel too slow for 5 runs keeps its one calibration run,
+and the record says so), and parses the one line attn-run prints:
+
+    bench: @<func> median <ms> ms over <N> runs (min <ms> ms)
+
+If attn-run has no --bench option the JSON says so and no kernel is timed.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kernels import KERNELS, KERNELS_BY_NAME  # noqa: E402
+
+THREADS = 2
+MIN_RUNS, MAX_RUNS, CALIBRATION_RUNS = 5, 100, 1
+# A kernel whose MIN_RUNS runs take more than this many budgets is timed by
+# its calibration run alone (a quadratic form at n = 65536 takes ~20 s).
+SLOW_FACTOR = 4
+# JIT compilation plus a spec's runs must end in this time.
+TIMEOUT_SECONDS = 600
+BENCH_LINE = re.compile(
+    r"^bench: @(?P<func>[\w.$-]+) median (?P<median>[0-9.eE+-]+) ms over "
+    r"(?P<runs>\d+) runs \(min (?P<min>[0-9.eE+-]+) ms\)$")
+NOT_AVAILABLE = "attn-run has no --bench yet"
+
+
+def unavailable_reason(attn_run):
+    """None if attn-run lists --bench in its help, else why it cannot time."""
+    if not os.access(attn_run, os.X_OK):
+        return f"{attn_run} is not built"
+    try:
+        help_text = subprocess.run([attn_run, "--help-hidden"],
+                                   capture_output=True, text=True,
+                                   timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{attn_run} --help-hidden failed: {exc}"
+    if re.search(r"^\s*--bench\b", help_text, re.MULTILINE) is None:
+        return NOT_AVAILABLE
+    return None
+
+
+def run_bench(attn_run, kernel, runs, seed):
+    """Runs attn-run --bench; returns (median ms, min ms, runs) or raises."""
+    command = [attn_run, str(kernel.spec), "--func", kernel.func,
+               "--random", str(seed), "--bench", str(runs), "--quiet"]
+    env = dict(os.environ, HL_NUM_THREADS=str(THREADS))
+    completed = subprocess.run(command, capture_output=True, text=True,
+                               env=env, timeout=TIMEOUT_SECONDS)
+    lines = [line for line in completed.stdout.splitlines() if line.strip()]
+    if completed.returncode != 0:
+        raise RuntimeError(f"exit {completed.returncode}: "
+                           + (completed.stderr.strip() or "no message")[:300])
+    matches = [BENCH_LINE.match(line) for line in lines]
+    if len(lines) != 1 or not matches[0]:
+        raise RuntimeError("expected one 'bench: @func median ...' line, got: "
+                           + repr(completed.stdout[:300]))
+    match = matches[0]
+    if match["func"] != kernel.func or int(match["runs"]) != runs:
+        raise RuntimeError(f"attn-run timed @{match['func']} over "
+                           f"{match['runs']} runs, asked @{kernel.func} over "
+                           f"{runs}")
+    return float(match["median"]), float(match["min"]), int(match["runs"])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--attn-run", required=True, help="path of attn-run")
+    parser.add_argument("--kernels", default="",
+                        help="comma-separated kernel names (default: all)")
+    parser.add_argument("--budget", type=float, default=3.0,
+                        help="seconds of timed runs per kernel")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", help="write the JSON here (default: stdout)")
+    args = parser.parse_args()
+
+    names = [name for name in args.kernels.split(",") if name]
+    unknown = [name for name in names if name not in KERNELS_BY_NAME]
+    if unknown:
+        parser.error(f"unknown kernel(s) {', '.join(unknown)}")
+    kernels = [KERNELS_BY_NAME[name] for name in names] or KERNELS
+
+    report = {"threads": THREADS, "attn_run": args.attn_run, "results": []}
+    reason = unavailable_reason(args.attn_run)
+    if reason:
+        report["available"] = False
+        report["reason"] = reason
+        print(f"attn: not available ({reason})", file=sys.stderr)
+    else:
+        report["available"] = True
+        for kernel in kernels:
+            record = {"kernel": kernel.name, "impl": "attn"}
+            try:
+                calibration, fastest, runs = run_bench(
+                    args.attn_run, kernel, CALIBRATION_RUNS, args.seed)
+                if calibration * 1e-3 * MIN_RUNS <= args.budget * SLOW_FACTOR:
+                    runs = int(args.budget * 1e3 / max(calibration, 1e-3))
+                    runs = max(MIN_RUNS, min(MAX_RUNS, runs))
+                    median, fastest, runs = run_bench(args.attn_run, kernel,
+                                                      runs, args.seed)
+                else:
+                    # So slow that MIN_RUNS runs would blow the time of the
+                    # whole benchmark: the calibration run is the result.
+                    median = calibration
+                    record["note"] = (f"{runs} run(s) only: one run takes "
+                                      f"{calibration / 1e3:.1f} s")
+                record.update(median_ms=median, min_ms=fastest, runs=runs)
+                print(f"attn:  {kernel.name:<18} {median:10.3f} ms over "
+                      f"{runs} runs", file=sys.stderr, flush=True)
+            except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+                record["error"] = str(exc)
+                print(f"attn:  {kernel.name:<18} failed: {exc}",
+                      file=sys.stderr, flush=True)
+            report["results"].append(record)
+    text = json.dumps(report, indent=2)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    else:
+        print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,329 @@
+//===- roofline.cpp - Measured FMA peak and stream bandwidth --------------===//
+//
+//   roofline [--threads N] [--repeats R] [--array-mib M]
+//
+// Measures the two ceilings of this machine's roofline with N threads (one
+// per core, pinned) and prints them as one JSON object on stdout:
+//
+//  - fp32 FMA peak: every thread runs independent chains acc = acc * a + b
+//    in vector registers (AVX-512 and AVX2, whichever the compiler targets).
+//    A chain is latency-bound (4 cycles on recent x86) and a core issues two
+//    FMAs per cycle, so at least 8 chains are needed; we use more than that.
+//    One FMA counts as 2 FLOPs per lane.
+//  - stream bandwidth: STREAM's copy (c = a) and triad (a = b + s * c) over
+//    arrays at least 4x the last-level cache, counting the bytes read and
+//    written as STREAM does (copy: 2 x 8 bytes per element, triad: 3 x 8).
+//
+// Every figure is the median of R repeats. Built by bench/run.sh with
+// g++ -O3 -march=native -pthread (no -ffast-math: the FMA chains must stay).
+//
+//===----------------------------------------------------------------------===//
+
+#include <immintrin.h>
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double median(std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  size_t mid = samples.size() / 2;
+  return samples.size() % 2 ? samples[mid]
+                            : 0.5 * (samples[mid - 1] + samples[mid]);
+}
+
+/// Pins the calling thread to one CPU so two threads never share a core.
+void pinToCpu(unsigned cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu % CPU_SETSIZE, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/// Runs body(thread index) on `threads` pinned threads and returns the wall
+/// time from the first start to the last finish.
+double runOnThreads(unsigned threads,
+                    const std::function<void(unsigned)> &body) {
+  std::vector<std::thread> pool;
+  Clock::time_point start = Clock::now();
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&body, t] {
+      pinToCpu(t);
+      body(t);
+    });
+  for (std::thread &thread : pool)
+    thread.join();
+  return secondsSince(start);
+}
+
+// Sink for results so the compiler cannot drop the FMA chains.
+volatile float fmaSink;
+
+/// `Chains` independent FMA chains on `Vec` registers for `iterations` steps.
+/// a < 1 and b > 0 keep every chain finite and far from denormals.
+template <typename Vec, int Chains, Vec (*Set1)(float), Vec (*Fma)(Vec, Vec, Vec),
+          Vec (*Add)(Vec, Vec)>
+float fmaChains(long iterations) {
+  Vec acc[Chains];
+  for (int c = 0; c < Chains; ++c)
+    acc[c] = Set1(1.0f + 0.01f * c);
+  const Vec a = Set1(0.999999f), b = Set1(1e-3f);
+  for (long i = 0; i < iterations; ++i) {
+#pragma GCC unroll 32
+    for (int c = 0; c < Chains; ++c)
+      acc[c] = Fma(acc[c], a, b);
+  }
+  Vec sum = acc[0];
+  for (int c = 1; c < Chains; ++c)
+    sum = Add(sum, acc[c]);
+  float lanes[sizeof(Vec) / sizeof(float)];
+  std::memcpy(lanes, &sum, sizeof(lanes));
+  return lanes[0];
+}
+
+#if defined(__AVX512F__)
+__m512 set1x16(float x) { return _mm512_set1_ps(x); }
+__m512 fmax16(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
+__m512 addx16(__m512 a, __m512 b) { return _mm512_add_ps(a, b); }
+// 24 of the 32 zmm registers: 3x the latency-bandwidth product of 8.
+constexpr int kAvx512Chains = 24;
+float avx512Chains(long iterations) {
+  return fmaChains<__m512, kAvx512Chains, set1x16, fmax16, addx16>(iterations);
+}
+#endif
+
+#if defined(__AVX2__) && defined(__FMA__)
+__m256 set1x8(float x) { return _mm256_set1_ps(x); }
+__m256 fmax8(__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }
+__m256 addx8(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
+// 12 of the 16 ymm registers AVX2 code can name (Halide's AVX2 target).
+constexpr int kAvx2Chains = 12;
+float avx2Chains(long iterations) {
+  return fmaChains<__m256, kAvx2Chains, set1x8, fmax8, addx8>(iterations);
+}
+#endif
+
+struct FmaResult {
+  const char *isa;
+  double medianGflops, minGflops, maxGflops;
+};
+
+/// GFLOP/s of `chains` x `lanes` FMAs per iteration on every thread.
+FmaResult measureFma(const char *isa, float (*kernel)(long), int chains,
+                     int lanes, unsigned threads, int repeats) {
+  // Calibrate on one thread to ~0.2 s per repeat.
+  long iterations = 1 << 20;
+  for (;;) {
+    Clock::time_point start = Clock::now();
+    fmaSink = kernel(iterations);
+    if (secondsSince(start) > 0.05)
+      break;
+    iterations *= 2;
+  }
+  iterations *= 4;
+  double flopsPerRun = 2.0 * chains * lanes * double(iterations) * threads;
+  std::vector<double> gflops;
+  for (int r = 0; r < repeats; ++r) {
+    std::vector<float> results(threads);
+    double seconds = runOnThreads(
+        threads, [&](unsigned t) { results[t] = kernel(iterations); });
+    fmaSink = results[0];
+    gflops.push_back(flopsPerRun / seconds * 1e-9);
+  }
+  return {isa, median(gflops), *std::min_element(gflops.begin(), gflops.end()),
+          *std::max_element(gflops.begin(), gflops.end())};
+}
+
+/// Size of the last-level cache in bytes from sysfs (0 if unknown).
+size_t lastLevelCacheBytes() {
+  size_t largest = 0;
+  for (int index = 0; index < 8; ++index) {
+    std::ifstream file("/sys/devices/system/cpu/cpu0/cache/index" +
+                       std::to_string(index) + "/size");
+    std::string text;
+    if (!(file >> text) || text.empty())
+      continue;
+    size_t value = std::strtoull(text.c_str(), nullptr, 10);
+    char unit = text.back();
+    if (unit == 'K')
+      value <<= 10;
+    else if (unit == 'M')
+      value <<= 20;
+    largest = std::max(largest, value);
+  }
+  return largest;
+}
+
+struct StreamResult {
+  double copyGBs, triadGBs, copyMinGBs, copyMaxGBs, triadMinGBs, triadMaxGBs;
+};
+
+StreamResult measureStream(size_t elements, unsigned threads, int repeats) {
+  // new[] leaves pages untouched: each thread first-touches its own slice.
+  double *a = new (std::nothrow) double[elements],
+         *b = new (std::nothrow) double[elements],
+         *c = new (std::nothrow) double[elements];
+  if (!a || !b || !c) {
+    std::fprintf(stderr, "roofline: cannot allocate 3 arrays of %zu MiB\n",
+                 elements * sizeof(double) >> 20);
+    std::exit(1);
+  }
+  auto slice = [&](unsigned t, size_t &begin, size_t &end) {
+    begin = elements * t / threads;
+    end = elements * (t + 1) / threads;
+  };
+  runOnThreads(threads, [&](unsigned t) {
+    size_t begin, end;
+    slice(t, begin, end);
+    for (size_t i = begin; i < end; ++i) {
+      a[i] = 1.0;
+      b[i] = 2.0;
+      c[i] = 0.0;
+    }
+  });
+  const double scalar = 3.0;
+  std::vector<double> copy, triad;
+  // One untimed round of each first, so every page is mapped and warm.
+  for (int r = -1; r < repeats; ++r) {
+    double copySeconds = runOnThreads(threads, [&](unsigned t) {
+      size_t begin, end;
+      slice(t, begin, end);
+      for (size_t i = begin; i < end; ++i)
+        c[i] = a[i];
+    });
+    double triadSeconds = runOnThreads(threads, [&](unsigned t) {
+      size_t begin, end;
+      slice(t, begin, end);
+      for (size_t i = begin; i < end; ++i)
+        a[i] = b[i] + scalar * c[i];
+    });
+    if (r < 0)
+      continue;
+    copy.push_back(2.0 * sizeof(double) * elements / copySeconds * 1e-9);
+    triad.push_back(3.0 * sizeof(double) * elements / triadSeconds * 1e-9);
+  }
+  // STREAM's check: after the rounds a = b + 3 * a, with a = 1, b = 2 first.
+  double expected = 1.0;
+  for (int r = -1; r < repeats; ++r)
+    expected = 2.0 + scalar * expected;
+  for (size_t i : {size_t(0), elements / 2, elements - 1})
+    if (a[i] != expected) {
+      std::fprintf(stderr, "roofline: stream check failed at %zu\n", i);
+      std::exit(1);
+    }
+  delete[] a;
+  delete[] b;
+  delete[] c;
+  auto minOf = [](const std::vector<double> &v) {
+    return *std::min_element(v.begin(), v.end());
+  };
+  auto maxOf = [](const std::vector<double> &v) {
+    return *std::max_element(v.begin(), v.end());
+  };
+  return {median(copy), median(triad), minOf(copy),
+          maxOf(copy),  minOf(triad),  maxOf(triad)};
+}
+
+[[noreturn]] void usage(const char *message) {
+  std::fprintf(stderr,
+               "roofline: %s\nusage: roofline [--threads N] [--repeats R] "
+               "[--array-mib M]\n",
+               message);
+  std::exit(2);
+}
+
+long parsePositive(const char *flag, const char *text) {
+  char *end = nullptr;
+  long value = std::strtol(text, &end, 10);
+  if (!*text || *end || value <= 0)
+    usage((std::string(flag) + " needs a positive integer").c_str());
+  return value;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  unsigned threads = 2;
+  int repeats = 9;
+  long arrayMib = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (i + 1 >= argc)
+      usage(("missing value after " + flag).c_str());
+    if (flag == "--threads")
+      threads = parsePositive("--threads", argv[++i]);
+    else if (flag == "--repeats")
+      repeats = parsePositive("--repeats", argv[++i]);
+    else if (flag == "--array-mib")
+      arrayMib = parsePositive("--array-mib", argv[++i]);
+    else
+      usage(("unknown flag " + flag).c_str());
+  }
+
+  std::vector<FmaResult> fma;
+#if defined(__AVX512F__)
+  fma.push_back(measureFma("avx512", avx512Chains, kAvx512Chains, 16, threads,
+                           repeats));
+#endif
+#if defined(__AVX2__) && defined(__FMA__)
+  fma.push_back(
+      measureFma("avx2", avx2Chains, kAvx2Chains, 8, threads, repeats));
+#endif
+  if (fma.empty())
+    usage("built without AVX2+FMA or AVX-512 (build with -march=native)");
+
+  size_t llc = lastLevelCacheBytes();
+  // STREAM's rule: each array at least 4x the last-level cache.
+  size_t arrayBytes = arrayMib > 0 ? size_t(arrayMib) << 20
+                                   : std::max<size_t>(4 * llc, size_t(256) << 20);
+  // Overcommit would let new[] succeed and the first touch be OOM-killed.
+  double physical = double(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  if (3.0 * arrayBytes > 0.5 * physical)
+    usage("3 stream arrays would take more than half of the memory; "
+          "lower --array-mib");
+  StreamResult stream =
+      measureStream(arrayBytes / sizeof(double), threads, repeats);
+
+  double peak = 0;
+  for (const FmaResult &r : fma)
+    peak = std::max(peak, r.medianGflops);
+  std::printf("{\n  \"threads\": %u,\n  \"repeats\": %d,\n", threads, repeats);
+  std::printf("  \"fma_peak_gflops\": %.2f,\n  \"fma\": {", peak);
+  for (size_t i = 0; i < fma.size(); ++i)
+    std::printf("%s\n    \"%s\": {\"median_gflops\": %.2f, \"min_gflops\": "
+                "%.2f, \"max_gflops\": %.2f}",
+                i ? "," : "", fma[i].isa, fma[i].medianGflops,
+                fma[i].minGflops, fma[i].maxGflops);
+  std::printf("\n  },\n");
+  std::printf("  \"stream_bandwidth_gbs\": %.2f,\n",
+              std::max(stream.copyGBs, stream.triadGBs));
+  std::printf("  \"stream\": {\n    \"array_bytes\": %zu,\n    \"llc_bytes\": "
+              "%zu,\n",
+              arrayBytes, llc);
+  std::printf("    \"copy\": {\"median_gbs\": %.2f, \"min_gbs\": %.2f, "
+              "\"max_gbs\": %.2f},\n",
+              stream.copyGBs, stream.copyMinGBs, stream.copyMaxGBs);
+  std::printf("    \"triad\": {\"median_gbs\": %.2f, \"min_gbs\": %.2f, "
+              "\"max_gbs\": %.2f}\n  }\n}\n",
+              stream.triadGBs, stream.triadMinGBs, stream.triadMaxGBs);
+  return 0;
+}
