@@ -101,9 +101,8 @@ void mlir::attn::codegen::scheduleRowStatistic(Func stat, const Halide::RDom &r,
     return;
   }
   Var lane(stat.name() + "_lane");
-  Func partial = stat.update()
-                     .split(r.x, keysOuter, lanesR, vector)
-                     .rfactor(lanesR, lane);
+  Func partial =
+      stat.update().split(r.x, keysOuter, lanesR, vector).rfactor(lanesR, lane);
   std::vector<Var> storage = {lane};
   storage.insert(storage.end(), args.begin(), args.end());
   partial.compute_at(out, at).reorder_storage(storage).vectorize(lane);

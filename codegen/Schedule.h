@@ -50,10 +50,11 @@ int dividingWidth(int extent, int width);
 /// Returns the parallel loop over row blocks (a Var of `out`), where
 /// per-block inputs of the product can be computed.
 Halide::Var scheduleTiledProduct(Halide::Func out, Halide::Func acc,
-                          const Halide::RDom &k, const Halide::Expr &cols,
-                          const Halide::Expr &rows, int vector, int tileVectors,
-                          int tileRows, int blockRows,
-                          const ScheduleContext &ctx);
+                                 const Halide::RDom &k,
+                                 const Halide::Expr &cols,
+                                 const Halide::Expr &rows, int vector,
+                                 int tileVectors, int tileRows, int blockRows,
+                                 const ScheduleContext &ctx);
 
 /// A reduction `f` over positions `r` (its only update): computed at root,
 /// split into chunks reduced in parallel with rfactor when the extent is

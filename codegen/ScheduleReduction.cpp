@@ -129,9 +129,7 @@ static void scheduleContext(OpStages &op, const ScheduleContext &ctx,
       .vectorize(e, width)
       .parallel(u);
   Var eOuter("e_outer"), eLanes("e_lanes");
-  partial.compute_at(tiles, dOuter)
-      .vectorize(e, width)
-      .unroll(d);
+  partial.compute_at(tiles, dOuter).vectorize(e, width).unroll(d);
   partial.update()
       .split(e, eOuter, eLanes, width)
       .reorder(eLanes, eOuter, d, chunkInner)
@@ -154,20 +152,19 @@ void mlir::attn::codegen::scheduleEfficient(OpStages &op,
   const GemmParams &p = ctx.params.gemm;
   size_t rank = op.result.rank();
   Var task = scheduleTiledProduct(
-      out, op.stages.at("acc"), op.domains.at("acc"),
-      op.result.shape[rank - 1], op.result.shape[rank - 2],
-      ctx.vectorWidth(p.vectorWidth, op.result.type), p.tileVectors,
-      p.tileRows, p.blockRows, ctx);
+      out, op.stages.at("acc"), op.domains.at("acc"), op.result.shape[rank - 1],
+      op.result.shape[rank - 2], ctx.vectorWidth(p.vectorWidth, op.result.type),
+      p.tileVectors, p.tileRows, p.blockRows, ctx);
   if (op.info.at("softmax")) {
     // Per-query softmax over dk, per output block: the block's weights
     // stay in L1 and are never written to memory.
     Func qexp = op.stages.at("qexp");
     qexp.compute_at(out, task).vectorize(qexp.args()[0], vector,
                                          TailStrategy::GuardWithIf);
-    scheduleRowStatistic(op.stages.at("qmax"), op.domains.at("qmax"), out,
-                         task, vector, /*isMax=*/true);
-    scheduleRowStatistic(op.stages.at("qsum"), op.domains.at("qmax"), out,
-                         task, vector, /*isMax=*/false);
+    scheduleRowStatistic(op.stages.at("qmax"), op.domains.at("qmax"), out, task,
+                         vector, /*isMax=*/true);
+    scheduleRowStatistic(op.stages.at("qsum"), op.domains.at("qmax"), out, task,
+                         vector, /*isMax=*/false);
     // Per-feature softmax over the m positions. ksum gets its own copy of
     // the weights, inlined (vector exps), because the context computes its
     // weights inside its own parallel tasks.
