@@ -41,7 +41,7 @@ Var mlir::attn::codegen::parallelOuter(Func f, Var start, size_t first) {
   return fused;
 }
 
-void mlir::attn::codegen::scheduleTiledProduct(
+Var mlir::attn::codegen::scheduleTiledProduct(
     Func out, Func acc, const Halide::RDom &k, const Expr &cols,
     const Expr &rows, int vector, int tileVectors, int tileRows, int blockRows,
     const ScheduleContext &ctx) {
@@ -64,25 +64,52 @@ void mlir::attn::codegen::scheduleTiledProduct(
         .reorder(xi, yii, xo, yi, yo)
         .vectorize(xi, width)
         .unroll(yii);
-    parallelOuter(out, yo, 2);
+    Var task = parallelOuter(out, yo, 2);
     acc.compute_at(out, xo).vectorize(ax, width).unroll(ay);
     acc.update()
         .reorder(ax, ay, k.x)
         .vectorize(ax, width)
         .unroll(ax)
         .unroll(ay);
-    return;
+    return task;
   }
   // Dynamic sizes: one row of acc at a time, guarded vector tails.
   out.split(y, yo, yi, blockSplit.factor, blockSplit.tail)
       .vectorize(x, vector, TailStrategy::GuardWithIf);
-  parallelOuter(out, yo, 2);
+  Var task = parallelOuter(out, yo, 2);
   acc.compute_at(out, yi).vectorize(ax, vector, TailStrategy::GuardWithIf);
   acc.update().reorder(ax, k.x).vectorize(ax, vector,
                                           TailStrategy::GuardWithIf);
+  return task;
 }
 
-void mlir::attn::codegen::schedulePositionReduction(
+void mlir::attn::codegen::scheduleRowStatistic(Func stat, const Halide::RDom &r,
+                                               Func out, Var at, int vector,
+                                               bool isMax) {
+  stat.compute_at(out, at);
+  auto extent = Halide::Internal::as_const_int(r.x.extent());
+  if (!extent || *extent % vector != 0 || *extent < 2 * vector)
+    return; // short or dynamic rows: a scalar loop
+  Halide::RVar keysOuter("keys_outer"), lanesR("lanes");
+  std::vector<Var> args = stat.args(); // i, b...
+  if (isMax) {
+    stat.update()
+        .split(r.x, keysOuter, lanesR, vector)
+        .reorder(lanesR, args[0], keysOuter)
+        .atomic()
+        .vectorize(lanesR);
+    return;
+  }
+  Var lane(stat.name() + "_lane");
+  Func partial =
+      stat.update().split(r.x, keysOuter, lanesR, vector).rfactor(lanesR, lane);
+  std::vector<Var> storage = {lane};
+  storage.insert(storage.end(), args.begin(), args.end());
+  partial.compute_at(out, at).reorder_storage(storage).vectorize(lane);
+  partial.update().reorder(lane, args[0], keysOuter).vectorize(lane);
+}
+
+Func mlir::attn::codegen::schedulePositionReduction(
     Func f, const Halide::RDom &r, const ScheduleContext &ctx) {
   f.compute_root();
   std::vector<Var> args = f.args();
@@ -98,7 +125,7 @@ void mlir::attn::codegen::schedulePositionReduction(
         .vectorize(inner, vector, TailStrategy::GuardWithIf);
     if (args.size() > 1)
       f.update().parallel(args.back());
-    return;
+    return Func();
   }
   // Chunks of positions reduce in parallel into `u`, then merge serially.
   Halide::RVar chunkOuter("chunk_outer"), chunkInner("chunk_inner");
@@ -121,6 +148,7 @@ void mlir::attn::codegen::schedulePositionReduction(
       .vectorize(inner, vector, TailStrategy::GuardWithIf)
       .parallel(u);
   f.update().vectorize(inner, vector, TailStrategy::GuardWithIf);
+  return partial;
 }
 
 void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,

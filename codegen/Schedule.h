@@ -47,17 +47,34 @@ int dividingWidth(int extent, int width);
 /// update over `k`. Blocks of blockRows rows run in parallel (fused with the
 /// remaining outer dims); `acc` lives in registers, tileRows x
 /// tileVectors*vector wide. `out` must already be placed (root or output).
-void scheduleTiledProduct(Halide::Func out, Halide::Func acc,
-                          const Halide::RDom &k, const Halide::Expr &cols,
-                          const Halide::Expr &rows, int vector, int tileVectors,
-                          int tileRows, int blockRows,
-                          const ScheduleContext &ctx);
+/// Returns the parallel loop over row blocks (a Var of `out`), where
+/// per-block inputs of the product can be computed.
+Halide::Var scheduleTiledProduct(Halide::Func out, Halide::Func acc,
+                                 const Halide::RDom &k,
+                                 const Halide::Expr &cols,
+                                 const Halide::Expr &rows, int vector,
+                                 int tileVectors, int tileRows, int blockRows,
+                                 const ScheduleContext &ctx);
 
 /// A reduction `f` over positions `r` (its only update): computed at root,
 /// split into chunks reduced in parallel with rfactor when the extent is
 /// large enough, vectorized over the pure var `inner` (dim 0 of f).
-void schedulePositionReduction(Halide::Func f, const Halide::RDom &r,
-                               const ScheduleContext &ctx);
+/// Returns the rfactor intermediate, or an undefined Func without a split.
+Halide::Func schedulePositionReduction(Halide::Func f, const Halide::RDom &r,
+                                       const ScheduleContext &ctx);
+
+/// A per-row statistic `stat`(i, b...) reduced over `r` (the row's
+/// entries), computed at `out`'s loop `at`. When the extent is a static
+/// multiple of `vector`, the entries split by `vector` and the row loop runs
+/// inside that split, so rows reduce as independent instruction streams
+/// instead of one serial dependency chain each. A sum rfactors the lanes
+/// into a vector-wide partial sum (one vector add per `vector` entries). A
+/// max cannot use rfactor: its intermediate would start at -inf, which the
+/// no-infs fast-math flags make undefined, so each vector reduces
+/// horizontally (atomic vectorize).
+void scheduleRowStatistic(Halide::Func stat, const Halide::RDom &r,
+                          Halide::Func out, Halide::Var at, int vector,
+                          bool isMax);
 
 /// Fuses `start` with the pure vars of `f` from index `first` on (the
 /// outer dims, which must be the loops just outside `start`) and

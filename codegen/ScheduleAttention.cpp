@@ -2,10 +2,12 @@
 //
 // Row attention (every normalization step over keys): queries are processed
 // in blocks of queryBlock rows, in parallel. Per block, the scores
-// (queryBlock x m, never n x m), their statistics and weights are computed,
-// then the block's output rows. Both products (Q K^T and weights V) use
-// register tiles. K is copied once, transposed (keys innermost), so score
-// products vectorize over keys.
+// (queryBlock x m, never n x m; in L2), their statistics and weights are
+// computed, then the block's output rows. Both products (Q K^T and
+// weights V) use register tiles. K is copied once, transposed (keys
+// innermost), so score products vectorize over keys; the key tile loop is
+// outside the row tiles, so each tile of K stays in L1 for the whole block.
+// Row statistics are vectorized (scheduleRowStatistic).
 //
 // Materialized attention (some step over queries, e.g. EANet's softmax over
 // positions): such a step needs whole columns, so the scores are computed at
@@ -21,9 +23,14 @@ using Halide::Func;
 using Halide::TailStrategy;
 using Halide::Var;
 
-/// query (d, i, b...) and keyT (j, d, b...) at root, vectorized over dim 0.
+/// keyT (j, d, b...) at root, vectorized over dim 0; query (d, i, b...)
+/// too when it applies a feature map (the products read each element many
+/// times), else it is inlined: a copy of Q would only cost memory traffic
+/// (8 MB for external attention's X at n = 4096, d = 512).
 static void scheduleOperands(OpStages &op, int vector) {
   for (const char *role : {"query", "keyT"}) {
+    if (role == std::string("query") && op.info.at("plainQuery"))
+      continue;
     Func f = op.stages.at(role);
     std::vector<Var> args = f.args();
     f.compute_root()
@@ -58,13 +65,14 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
   std::vector<Var> args = out.args(); // e, i, b...
   Var e = args[0], i = args[1];
   SplitChoice block = chooseSplit(n, p.queryBlock);
-  SplitChoice rows = chooseSplit(n, p.tileRows);
-  SplitChoice cols = chooseSplit(dv, vector * p.tileVectors);
+  SplitChoice scoreRows = chooseSplit(n, p.tileRows);
+  SplitChoice valueRows = chooseSplit(n, p.valueTileRows);
+  SplitChoice cols = chooseSplit(dv, vector * p.valueTileVectors);
   SplitChoice keys = chooseSplit(m, vector * p.tileVectors);
   bool tiled = block.isStatic && cols.isStatic && keys.isStatic;
   Var qblock("qblock"), qi("qi"), qii("qii"), eo("eo"), ei("ei");
   if (tiled) {
-    int tileRows = std::min(rows.factor, block.factor);
+    int tileRows = std::min(valueRows.factor, block.factor);
     int width = dividingWidth(cols.factor, vector);
     out.split(i, qblock, qi, block.factor, TailStrategy::ShiftInwards)
         .split(qi, qi, qii, tileRows, TailStrategy::ShiftInwards)
@@ -78,21 +86,23 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
   }
   Var task = parallelOuter(out, qblock, 2);
 
-  // Scores of the block: register-tiled Q K^T.
+  // Scores of the block: register-tiled Q K^T. The key tile loop is outside
+  // the row tiles, so a tile of keyT (dk x keys) stays in L1 while every
+  // row tile of the block uses it.
   scores.compute_at(out, task);
   std::vector<Var> sArgs = scores.args(); // j, i, b...
   std::vector<Var> dArgs = dot.args();
   Halide::RVar rd = op.domains.at("dot").x;
   if (tiled) {
-    int tileRows = std::min(rows.factor, block.factor);
+    int tileRows = std::min(scoreRows.factor, block.factor);
     int width = dividingWidth(keys.factor, vector);
     Var jo("jo"), ji("ji"), si("si"), sii("sii");
     scores.split(sArgs[0], jo, ji, keys.factor, TailStrategy::ShiftInwards)
         .split(sArgs[1], si, sii, tileRows, TailStrategy::ShiftInwards)
-        .reorder(ji, sii, jo, si)
+        .reorder(ji, sii, si, jo)
         .vectorize(ji, width)
         .unroll(sii);
-    dot.compute_at(scores, jo).vectorize(dArgs[0], width).unroll(dArgs[1]);
+    dot.compute_at(scores, si).vectorize(dArgs[0], width).unroll(dArgs[1]);
     dot.update()
         .reorder(dArgs[0], dArgs[1], rd)
         .vectorize(dArgs[0], width)
@@ -109,12 +119,18 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
 
   // Statistics and weights of the block's rows.
   for (auto &[role, f] : stepStages(op)) {
-    f.compute_at(out, task);
-    if (role.rfind("num", 0) == 0)
-      f.vectorize(f.args()[0], vector, TailStrategy::GuardWithIf);
+    std::string suffix = role.substr(3);
+    if (role.rfind("num", 0) == 0) {
+      f.compute_at(out, task).vectorize(f.args()[0], vector,
+                                        TailStrategy::GuardWithIf);
+      continue;
+    }
+    scheduleRowStatistic(f, op.domains.at("r" + suffix), out, task, vector,
+                         role.rfind("max", 0) == 0);
   }
 
-  // Output rows: weights x V, register-tiled.
+  // Output rows: weights x V, register-tiled (valueTileRows rows x
+  // valueTileVectors vectors, the whole key loop inside the tile).
   std::vector<Var> aArgs = acc.args(); // e, i, b...
   Halide::RVar rj = op.domains.at("acc").x;
   if (tiled) {

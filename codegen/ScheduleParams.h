@@ -18,7 +18,7 @@ namespace mlir::attn::codegen {
 /// accumulated in registers tileRows rows at a time.
 struct GemmParams {
   int vectorWidth = 0;
-  int tileVectors = 3; ///< register tile width, in vectors
+  int tileVectors = 4; ///< register tile width, in vectors
   int tileRows = 4;    ///< register tile height, in rows
   int blockRows = 32;  ///< rows per parallel task
 };
@@ -37,8 +37,17 @@ struct ReductionParams {
 struct AttentionParams {
   int vectorWidth = 0;
   int queryBlock = 32;
-  int tileVectors = 2; ///< register tile of the score and value products
+  int tileVectors = 4; ///< register tile of the score and value products
   int tileRows = 4;
+  int valueTileVectors = 4; ///< register tile of weights x V (row attention)
+  int valueTileRows = 4;
+};
+
+/// attn.efficient: K^T V is reduced in chunks of ReductionParams::chunk
+/// positions per parallel task; each task keeps a register tile of
+/// contextRows features x dv of the context.
+struct EfficientParams {
+  int contextRows = 4;
 };
 
 /// Elementwise ops (scale, feature_map, add, causal_mask, reshapes): inlined
@@ -52,6 +61,7 @@ struct ScheduleParams {
   GemmParams gemm;
   ReductionParams reduction;
   AttentionParams attention;
+  EfficientParams efficient;
   ElementwiseParams elementwise;
 };
 

@@ -3,7 +3,10 @@
 // Reductions over positions (column statistics, K^T V) are split into
 // chunks with rfactor and the chunks reduced in parallel
 // (schedulePositionReduction); per-row statistics are computed next to the
-// row that uses them. attn.efficient's final product Q context is a GEMM.
+// row that uses them. attn.efficient's K^T V runs in parallel chunks with
+// register tiles and the chunk's softmax weights computed in the task; its
+// final product Q context is a GEMM whose row blocks compute their own
+// per-query softmax.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,6 +78,70 @@ void mlir::attn::codegen::scheduleScan(OpStages &op,
     out.update().parallel(args[parallelDim]);
 }
 
+/// context(e, d) = sum over positions j of kweight(j, d) V(j, e): chunks
+/// of `chunk` positions reduce in parallel (rfactor) into partials. Each
+/// task computes the softmax weights of its chunk of K itself (the m x dk
+/// weights are never written to memory), then its partial in register
+/// tiles of contextRows features x dv. The partial is computed per tile of
+/// a wrapper (`partial.in()`), so each tile is a small constant-size buffer
+/// that LLVM keeps in registers over the whole chunk (a root buffer would
+/// be loaded and stored at every position).
+static void scheduleContext(OpStages &op, const ScheduleContext &ctx,
+                            int vector) {
+  Func context = op.stages.at("context");
+  Halide::RDom rj = op.domains.at("context");
+  size_t rank = op.result.rank();
+  SplitChoice cols = chooseSplit(op.result.shape[rank - 1], vector);
+  SplitChoice rows = chooseSplit(op.domains.at("acc").x.extent(),
+                                 std::max(1, ctx.params.efficient.contextRows));
+  auto positions = Halide::Internal::as_const_int(rj.x.extent());
+  int chunk = std::max(1, ctx.params.reduction.chunk);
+  Func kexp;
+  if (op.stages.count("kexp"))
+    kexp = op.stages.at("kexp");
+  if (!cols.isStatic || !rows.isStatic || !positions ||
+      *positions < 2 * chunk) {
+    schedulePositionReduction(context, rj, ctx);
+    if (kexp.defined())
+      kexp.compute_root().vectorize(kexp.args()[0], vector,
+                                    TailStrategy::GuardWithIf);
+    return;
+  }
+  context.compute_root();
+  std::vector<Var> args = context.args(); // e, d, b...
+  Var e = args[0], d = args[1];
+  Halide::RVar chunkOuter("chunk_outer"), chunkInner("chunk_inner");
+  Var u(context.name() + "_chunk");
+  Func partial =
+      context.update()
+          .split(rj.x, chunkOuter, chunkInner, chunk, TailStrategy::GuardWithIf)
+          .rfactor(chunkOuter, u);
+  Func tiles = partial.in();
+  int width = dividingWidth(cols.factor, vector);
+  Var dOuter("d_outer"), dInner("d_inner");
+  std::vector<Halide::VarOrRVar> order = {e, dInner, dOuter};
+  for (size_t i = 2; i < args.size(); ++i)
+    order.push_back(args[i]);
+  order.push_back(u);
+  tiles.compute_root()
+      .split(d, dOuter, dInner, rows.factor, TailStrategy::ShiftInwards)
+      .reorder(order)
+      .vectorize(e, width)
+      .parallel(u);
+  Var eOuter("e_outer"), eLanes("e_lanes");
+  partial.compute_at(tiles, dOuter).vectorize(e, width).unroll(d);
+  partial.update()
+      .split(e, eOuter, eLanes, width)
+      .reorder(eLanes, eOuter, d, chunkInner)
+      .vectorize(eLanes)
+      .unroll(eOuter)
+      .unroll(d);
+  context.update().vectorize(e, vector, TailStrategy::GuardWithIf);
+  if (kexp.defined())
+    kexp.compute_at(tiles, u).vectorize(kexp.args()[0], vector,
+                                        TailStrategy::GuardWithIf);
+}
+
 void mlir::attn::codegen::scheduleEfficient(OpStages &op,
                                             const ScheduleContext &ctx) {
   Func out = op.result.func;
@@ -82,34 +149,33 @@ void mlir::attn::codegen::scheduleEfficient(OpStages &op,
     out.compute_root();
   int vector =
       ctx.vectorWidth(ctx.params.reduction.vectorWidth, op.result.type);
-  auto rootRows = [&](Func f) {
-    std::vector<Var> args = f.args();
-    f.compute_root().vectorize(args[0], vector, TailStrategy::GuardWithIf);
-    if (args.size() > 1)
-      f.parallel(args[1]);
-  };
-  if (op.info.at("softmax")) {
-    // Per-query softmax over dk: small, at root.
-    rootRows(op.stages.at("qexp"));
-    for (const char *role : {"qmax", "qsum"}) {
-      Func stat = op.stages.at(role);
-      stat.compute_root().vectorize(stat.args()[0], vector,
-                                    TailStrategy::GuardWithIf);
-      stat.update().vectorize(stat.args()[0], vector,
-                              TailStrategy::GuardWithIf);
-    }
-    // Per-feature softmax over the m positions.
-    rootRows(op.stages.at("kexp"));
-    schedulePositionReduction(op.stages.at("kmax"), op.domains.at("kmax"), ctx);
-    schedulePositionReduction(op.stages.at("ksum"), op.domains.at("kmax"), ctx);
-    rootRows(op.stages.at("context_norm"));
-  }
-  schedulePositionReduction(op.stages.at("context"), op.domains.at("context"),
-                            ctx);
   const GemmParams &p = ctx.params.gemm;
   size_t rank = op.result.rank();
-  scheduleTiledProduct(out, op.stages.at("acc"), op.domains.at("acc"),
-                       op.result.shape[rank - 1], op.result.shape[rank - 2],
-                       ctx.vectorWidth(p.vectorWidth, op.result.type),
-                       p.tileVectors, p.tileRows, p.blockRows, ctx);
+  Var task = scheduleTiledProduct(
+      out, op.stages.at("acc"), op.domains.at("acc"), op.result.shape[rank - 1],
+      op.result.shape[rank - 2], ctx.vectorWidth(p.vectorWidth, op.result.type),
+      p.tileVectors, p.tileRows, p.blockRows, ctx);
+  if (op.info.at("softmax")) {
+    // Per-query softmax over dk, per output block: the block's weights
+    // stay in L1 and are never written to memory.
+    Func qexp = op.stages.at("qexp");
+    qexp.compute_at(out, task).vectorize(qexp.args()[0], vector,
+                                         TailStrategy::GuardWithIf);
+    scheduleRowStatistic(op.stages.at("qmax"), op.domains.at("qmax"), out, task,
+                         vector, /*isMax=*/true);
+    scheduleRowStatistic(op.stages.at("qsum"), op.domains.at("qmax"), out, task,
+                         vector, /*isMax=*/false);
+    // Per-feature softmax over the m positions. ksum gets its own copy of
+    // the weights, inlined (vector exps), because the context computes its
+    // weights inside its own parallel tasks.
+    Func kexp = op.stages.at("kexp"), ksum = op.stages.at("ksum");
+    schedulePositionReduction(op.stages.at("kmax"), op.domains.at("kmax"), ctx);
+    Func ksumPartial =
+        schedulePositionReduction(ksum, op.domains.at("kmax"), ctx);
+    kexp.clone_in(ksumPartial.defined() ? ksumPartial : ksum);
+    Func norm = op.stages.at("context_norm");
+    std::vector<Var> nArgs = norm.args();
+    norm.compute_root().vectorize(nArgs[0], vector, TailStrategy::GuardWithIf);
+  }
+  scheduleContext(op, ctx, vector);
 }
