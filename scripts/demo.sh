@@ -29,8 +29,11 @@ section "2. $SPEC before --attn-reassociate: (Q K^T) V"
 grep -vE '^ *//' "$SPEC" | sed '/^$/d'
 
 section "3. After --attn-reassociate=explain: Q (K^T V), K^T V computed first"
+remarks_file="$(mktemp)"
+trap 'rm -f "$remarks_file"' EXIT
 "$BIN/attn-opt" --attn-reassociate=explain --mlir-print-op-on-diagnostic=false \
-  "$SPEC" 2> >(remarks >&2)
+  "$SPEC" 2>"$remarks_file"
+remarks <"$remarks_file"
 
 section "4. Softmax does not factor: left alone, and explain says why"
 "$BIN/attn-opt" --attn-reassociate=explain --mlir-print-op-on-diagnostic=false \
