@@ -4,7 +4,11 @@ CUDA toolkit's ptxas and prints, per kernel, its registers, shared memory and
 spills:
 
   ptx_report.py --gpu-name sm_80 out/           # out/*.ptx from attn-compile --emit ptx
-  kernel <file>:<kernel> regs <R> shared <S> bytes spill stores <B> loads <B>
+  kernel <file>:<kernel> regs <R> static shared <S> bytes spill stores <B> loads <B>
+
+Halide sizes shared memory at launch (dynamic shared memory), which ptxas
+does not see: "static shared" is 0 for Halide kernels; the .stmt shows the
+per-block allocations.
 
 Exits 1 if ptxas rejects any file (its message is printed), 2 on bad usage.
 """
@@ -51,7 +55,7 @@ def report(ptxas, gpu, path):
         return False
     name = os.path.basename(path)
     for kernel, s in rows:
-        print(f"kernel {name}:{kernel} regs {s['regs']} shared {s['shared']} "
+        print(f"kernel {name}:{kernel} regs {s['regs']} static shared {s['shared']} "
               f"bytes spill stores {s['stores']} loads {s['loads']}")
     return True
 
