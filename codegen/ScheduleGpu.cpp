@@ -136,12 +136,16 @@ void gpuRowAttention(OpStages &op, const ScheduleContext &ctx) {
   Halide::Expr m = op.domains.at("acc").x.extent();
   int bytes = op.result.type.bytes();
 
-  // Queries per block: the block's scores should fit in shared memory.
+  // Queries per block: the block's scores and row statistics (one value
+  // per statistic and query) should fit in shared memory.
+  int64_t statistics = 0;
+  for (auto &[role, f] : op.stages)
+    statistics += role.rfind("max", 0) == 0 || role.rfind("den", 0) == 0;
   int queryBlock = std::max(1, p.queryBlock);
   auto keys = Halide::Internal::as_const_int(m);
   bool shared = false;
   if (keys && *keys > 0) {
-    int64_t fit = p.sharedBytes / (*keys * bytes);
+    int64_t fit = p.sharedBytes / ((*keys + statistics) * bytes);
     if (fit >= 1) {
       shared = true;
       queryBlock = static_cast<int>(std::min<int64_t>(queryBlock, fit));
@@ -151,7 +155,12 @@ void gpuRowAttention(OpStages &op, const ScheduleContext &ctx) {
   std::vector<Var> args = out.args(); // e, i, b...
   Var e = args[0], i = args[1];
   Var launch("qlaunch"), qblock("qblock"), qi("qi"), eo("eo"), ei("ei");
-  int perLaunch = std::max(queryBlock, p.queriesPerLaunch);
+  // A whole number of blocks per launch, and no more than n queries.
+  int perLaunch = std::max(1, p.queriesPerLaunch / queryBlock) * queryBlock;
+  if (auto queries = Halide::Internal::as_const_int(op.result.shape[args.size() - 2]))
+    perLaunch = static_cast<int>(std::min<int64_t>(
+        perLaunch, (std::max<int64_t>(*queries, 1) + queryBlock - 1) /
+                       queryBlock * queryBlock));
   out.split(i, launch, i, perLaunch, TailStrategy::GuardWithIf)
       .split(i, qblock, qi, queryBlock, TailStrategy::GuardWithIf)
       .split(e, eo, ei, p.valueThreads, TailStrategy::GuardWithIf);
