@@ -503,9 +503,9 @@ LogicalResult Kernel::run() {
     for (Halide::Buffer<> &buffer : k.outputs)
       if (int error = k.copyToHost(nullptr, buffer.raw_buffer()))
         return emitError(k.loc)
-               << "running @" << k.name << ": copying result '"
-               << buffer.name() << "' to the host failed with error " << error
-               << ": " << StringRef(lastAotError).trim();
+               << "running @" << k.name << ": copying result '" << buffer.name()
+               << "' to the host failed with error " << error << ": "
+               << StringRef(lastAotError).trim();
     return success();
   }
   return guarded(k.loc, "running @" + k.name, [&] {

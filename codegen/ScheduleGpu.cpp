@@ -71,8 +71,8 @@ ThreadVars gpuStage(Stage s, const std::vector<Var> &vars, const Func &f,
     s.gpu_tile(vars[0], bx, threads.tx, p.threads1D, TailStrategy::GuardWithIf);
     return threads;
   }
-  s.gpu_tile(vars[0], vars[1], bx, by, threads.tx, threads.ty, p.tileX,
-             p.tileY, TailStrategy::GuardWithIf);
+  s.gpu_tile(vars[0], vars[1], bx, by, threads.tx, threads.ty, p.tileX, p.tileY,
+             TailStrategy::GuardWithIf);
   if (vars.size() > 2) {
     Var fused = vars[2];
     for (size_t i = 3; i < vars.size(); ++i) {
@@ -157,7 +157,8 @@ void gpuRowAttention(OpStages &op, const ScheduleContext &ctx) {
   Var launch("qlaunch"), qblock("qblock"), qi("qi"), eo("eo"), ei("ei");
   // A whole number of blocks per launch, and no more than n queries.
   int perLaunch = std::max(1, p.queriesPerLaunch / queryBlock) * queryBlock;
-  if (auto queries = Halide::Internal::as_const_int(op.result.shape[args.size() - 2]))
+  if (auto queries =
+          Halide::Internal::as_const_int(op.result.shape[args.size() - 2]))
     perLaunch = static_cast<int>(std::min<int64_t>(
         perLaunch, (std::max<int64_t>(*queries, 1) + queryBlock - 1) /
                        queryBlock * queryBlock));

@@ -52,8 +52,8 @@ struct ElementwiseParams {
 /// (cuda, opencl, ...). Thread-block shapes are in threads; sizes that do
 /// not divide the extent are guarded.
 struct GpuParams {
-  int tileX = 16; ///< threads along dim 0 (contiguous) of a 2-D tile
-  int tileY = 16; ///< threads along dim 1
+  int tileX = 16;      ///< threads along dim 0 (contiguous) of a 2-D tile
+  int tileY = 16;      ///< threads along dim 1
   int threads1D = 128; ///< threads per block for 1-D loops
   /// Reductions over positions longer than 2 * chunk are split into chunks
   /// reduced by separate blocks (rfactor), then merged.

@@ -66,8 +66,8 @@ struct DeviceTensor {
     buffer.type = halide_type_t(halide_type_float, 32);
     buffer.dimensions = 3;
     buffer.dim = dims;
-    return halide_cuda_wrap_device_ptr(
-               nullptr, &buffer, reinterpret_cast<uint64_t>(device)) == 0;
+    return halide_cuda_wrap_device_ptr(nullptr, &buffer,
+                                       reinterpret_cast<uint64_t>(device)) == 0;
   }
   ~DeviceTensor() {
     if (buffer.device)
@@ -135,7 +135,6 @@ int main() {
       worst = std::max(worst, std::fabs(expected - out[i * kFeatures + e]));
     }
   }
-  std::printf("cuda-app: causal_softmax on the GPU, max abs err %.3g\n",
-              worst);
+  std::printf("cuda-app: causal_softmax on the GPU, max abs err %.3g\n", worst);
   return worst <= 1e-4 ? 0 : 1;
 }
