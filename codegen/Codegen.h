@@ -45,6 +45,9 @@ struct EmitOptions {
   bool stmt = false;     ///< <name>.stmt: the lowered loop nest
   bool html = false;     ///< <name>.stmt.html
   bool assembly = false; ///< <name>.s
+  /// <name>.ptx: the PTX of every CUDA kernel (CUDA targets only; it is
+  /// the device code Halide embeds in the object, for ptxas).
+  bool ptx = false;
 };
 
 /// True if `target` is "host" or a valid Halide target string.

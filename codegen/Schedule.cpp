@@ -157,6 +157,11 @@ void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
   ScheduleContext ctx{target, params, {}};
   for (const TensorFunc &output : algorithm.outputs)
     ctx.outputs.insert(output.func.name());
+  if (target.has_gpu_feature()) {
+    for (OpStages &op : algorithm.ops)
+      scheduleGpu(op, ctx);
+    return;
+  }
   for (OpStages &op : algorithm.ops) {
     switch (op.family) {
     case Family::Elementwise:

@@ -91,6 +91,8 @@ void scheduleEfficient(OpStages &op, const ScheduleContext &ctx);
 void scheduleRowAttention(OpStages &op, const ScheduleContext &ctx);
 void scheduleMaterializedAttention(OpStages &op, const ScheduleContext &ctx);
 void scheduleChoice(OpStages &op, const ScheduleContext &ctx);
+/// Every family on a GPU target (ScheduleGpu.cpp).
+void scheduleGpu(OpStages &op, const ScheduleContext &ctx);
 
 /// Schedules every op of `algorithm` for `target`.
 void scheduleKernel(KernelAlgorithm &algorithm, const ScheduleParams &params,

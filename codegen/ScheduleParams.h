@@ -57,12 +57,33 @@ struct ElementwiseParams {
   int vectorWidth = 0;
 };
 
+/// GPU schedules (ScheduleGpu.cpp), used when the target has a GPU feature
+/// (cuda, opencl, ...). Thread-block shapes are in threads; sizes that do
+/// not divide the extent are guarded.
+struct GpuParams {
+  int tileX = 16;      ///< threads along dim 0 (contiguous) of a 2-D tile
+  int tileY = 16;      ///< threads along dim 1
+  int threads1D = 128; ///< threads per block for 1-D loops
+  /// Reductions over positions longer than 2 * chunk are split into chunks
+  /// reduced by separate blocks (rfactor), then merged.
+  int chunk = 256;
+  /// Row attention: queries per block; the block's scores (queryBlock x m)
+  /// stay in shared memory when they fit sharedBytes, else in a global
+  /// scratch of queriesPerLaunch x m (never n x m for large n).
+  int queryBlock = 16;
+  int valueThreads = 32; ///< threads along the value dim of attention output
+  int keyThreads = 32;   ///< threads along keys when computing scores
+  int queriesPerLaunch = 2048;
+  int sharedBytes = 48 * 1024;
+};
+
 struct ScheduleParams {
   GemmParams gemm;
   ReductionParams reduction;
   AttentionParams attention;
   EfficientParams efficient;
   ElementwiseParams elementwise;
+  GpuParams gpu;
 };
 
 } // namespace mlir::attn::codegen

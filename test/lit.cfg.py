@@ -33,6 +33,15 @@ if os.path.exists("/etc/OpenCL/vendors") and os.listdir("/etc/OpenCL/vendors"):
     config.available_features.add("opencl")
 if os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("cuda-toolkit")
+# Halide's runtime headers (HalideRuntime.h, HalideRuntimeCuda.h), for apps
+# built in tests.
+try:
+    halide_dir = subprocess.run(
+        [config.python_executable, "-c", "import halide; print(halide.install_dir())"],
+        check=True, capture_output=True, text=True, timeout=60).stdout.strip()
+    config.substitutions.append(("%halide_include", os.path.join(halide_dir, "include")))
+except Exception:
+    pass
 # numpy must be importable by %python (the project venv), which need not be
 # the interpreter running lit.
 try:

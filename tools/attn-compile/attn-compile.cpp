@@ -1,7 +1,7 @@
 //===- attn-compile.cpp - Compile attention specs to Halide kernels -------===//
 //
 //   attn-compile SPEC -o DIR [--func F]... [--target T]
-//                [--emit stmt,html,assembly]
+//                [--emit stmt,html,assembly,ptx]
 //                [--pass-pipeline P | --no-default-pipeline]
 //                [--runtime-name attn_runtime] [--no-runtime]
 //   attn-compile --runtime-only -o DIR [--target T]
@@ -62,9 +62,10 @@ static cl::opt<std::string>
            cl::init("host"), cl::cat(compileCategory));
 static cl::list<std::string>
     emit("emit",
-         cl::desc("Also write <name>.stmt (stmt), <name>.stmt.html (html) "
-                  "and/or <name>.s (assembly)"),
-         cl::value_desc("stmt,html,assembly"), cl::CommaSeparated,
+         cl::desc("Also write <name>.stmt (stmt), <name>.stmt.html (html), "
+                  "<name>.s (assembly) and/or, for CUDA targets, <name>.ptx "
+                  "(ptx: the device code embedded in the object)"),
+         cl::value_desc("stmt,html,assembly,ptx"), cl::CommaSeparated,
          cl::cat(compileCategory));
 static cl::opt<std::string>
     passPipeline("pass-pipeline",
@@ -115,7 +116,8 @@ int main(int argc, char **argv) {
       "  attn-compile spec.mlir -o out/ --target x86-64-linux-avx2 "
       "--emit stmt\n");
 
-  bool emitStmt = false, emitHtml = false, emitAssembly = false;
+  bool emitStmt = false, emitHtml = false, emitAssembly = false,
+       emitPtx = false;
   for (const std::string &kind : emit) {
     if (kind == "stmt")
       emitStmt = true;
@@ -123,9 +125,11 @@ int main(int argc, char **argv) {
       emitHtml = true;
     else if (kind == "assembly")
       emitAssembly = true;
+    else if (kind == "ptx")
+      emitPtx = true;
     else
       return fail("--emit " + kind +
-                  ": expected stmt, html or assembly (comma-separated)");
+                  ": expected stmt, html, assembly or ptx (comma-separated)");
   }
   if (runtimeOnly) {
     if (!specFile.empty() || noRuntime)
@@ -211,7 +215,7 @@ int main(int argc, char **argv) {
   if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
     return fail("cannot create " + outputDir + ": " + ec.message());
 
-  cg::EmitOptions emitOptions{emitStmt, emitHtml, emitAssembly};
+  cg::EmitOptions emitOptions{emitStmt, emitHtml, emitAssembly, emitPtx};
   for (func::FuncOp func : funcs) {
     cg::CompileOptions options;
     options.target = target;
