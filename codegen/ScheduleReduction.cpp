@@ -85,9 +85,13 @@ void mlir::attn::codegen::scheduleScan(OpStages &op,
 /// tiles of contextRows features x dv. The partial is computed per tile of
 /// a wrapper (`partial.in()`), so each tile is a small constant-size buffer
 /// that LLVM keeps in registers over the whole chunk (a root buffer would
-/// be loaded and stored at every position).
+/// be loaded and stored at every position). `ksumPartial` (the chunk
+/// partials of the softmax denominators, if any) is fused into the same
+/// task with compute_with: it reads the chunk's weights the context
+/// already computed, so exp runs once per element of K instead of twice and
+/// K is read twice (kmax, this pass) instead of three times.
 static void scheduleContext(OpStages &op, const ScheduleContext &ctx,
-                            int vector) {
+                            int vector, Func ksumPartial) {
   Func context = op.stages.at("context");
   Halide::RDom rj = op.domains.at("context");
   size_t rank = op.result.rank();
@@ -102,9 +106,13 @@ static void scheduleContext(OpStages &op, const ScheduleContext &ctx,
   if (!cols.isStatic || !rows.isStatic || !positions ||
       *positions < 2 * chunk) {
     schedulePositionReduction(context, rj, ctx);
-    if (kexp.defined())
+    if (kexp.defined()) {
+      // The denominators get their own inlined copy of the weights.
+      kexp.clone_in(ksumPartial.defined() ? ksumPartial
+                                          : op.stages.at("ksum"));
       kexp.compute_root().vectorize(kexp.args()[0], vector,
                                     TailStrategy::GuardWithIf);
+    }
     return;
   }
   context.compute_root();
@@ -137,9 +145,21 @@ static void scheduleContext(OpStages &op, const ScheduleContext &ctx,
       .unroll(eOuter)
       .unroll(d);
   context.update().vectorize(e, vector, TailStrategy::GuardWithIf);
-  if (kexp.defined())
-    kexp.compute_at(tiles, u).vectorize(kexp.args()[0], vector,
-                                        TailStrategy::GuardWithIf);
+  if (!kexp.defined())
+    return;
+  // One task per chunk computes the chunk's weights once, then both the
+  // context partial and the denominator partial from them. Both partials
+  // split the same positions into the same chunks, so their chunk loops
+  // (outermost, parallel) fuse.
+  kexp.compute_at(tiles, u).vectorize(kexp.args()[0], vector,
+                                      TailStrategy::GuardWithIf);
+  if (ksumPartial.defined()) {
+    // compute_with matches loops by name.
+    Var ksumChunk = ksumPartial.args().back();
+    ksumPartial.update().rename(ksumChunk, u).compute_with(tiles, u);
+  } else {
+    kexp.clone_in(op.stages.at("ksum"));
+  }
 }
 
 void mlir::attn::codegen::scheduleEfficient(OpStages &op,
@@ -155,6 +175,7 @@ void mlir::attn::codegen::scheduleEfficient(OpStages &op,
       out, op.stages.at("acc"), op.domains.at("acc"), op.result.shape[rank - 1],
       op.result.shape[rank - 2], ctx.vectorWidth(p.vectorWidth, op.result.type),
       p.tileVectors, p.tileRows, p.blockRows, ctx);
+  Func ksumPartial;
   if (op.info.at("softmax")) {
     // Per-query softmax over dk, per output block: the block's weights
     // stay in L1 and are never written to memory.
@@ -165,17 +186,15 @@ void mlir::attn::codegen::scheduleEfficient(OpStages &op,
                          vector, /*isMax=*/true);
     scheduleRowStatistic(op.stages.at("qsum"), op.domains.at("qmax"), out, task,
                          vector, /*isMax=*/false);
-    // Per-feature softmax over the m positions. ksum gets its own copy of
-    // the weights, inlined (vector exps), because the context computes its
-    // weights inside its own parallel tasks.
-    Func kexp = op.stages.at("kexp"), ksum = op.stages.at("ksum");
+    // Per-feature softmax over the m positions: kmax is its own pass;
+    // the denominators are reduced together with the context
+    // (scheduleContext).
     schedulePositionReduction(op.stages.at("kmax"), op.domains.at("kmax"), ctx);
-    Func ksumPartial =
-        schedulePositionReduction(ksum, op.domains.at("kmax"), ctx);
-    kexp.clone_in(ksumPartial.defined() ? ksumPartial : ksum);
+    ksumPartial = schedulePositionReduction(op.stages.at("ksum"),
+                                            op.domains.at("kmax"), ctx);
     Func norm = op.stages.at("context_norm");
     std::vector<Var> nArgs = norm.args();
     norm.compute_root().vectorize(nArgs[0], vector, TailStrategy::GuardWithIf);
   }
-  scheduleContext(op, ctx, vector);
+  scheduleContext(op, ctx, vector, ksumPartial);
 }
