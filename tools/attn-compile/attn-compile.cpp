@@ -36,9 +36,9 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
@@ -177,15 +177,13 @@ FailureOr<ReportSetup> resolveReportSetup() {
   }
   std::string requested = ptxasOption;
   if (requested.empty())
-    requested =
-        llvm::sys::Process::GetEnv("ATTN_PTXAS").value_or(
-            "/usr/local/cuda/bin/ptxas");
+    requested = llvm::sys::Process::GetEnv("ATTN_PTXAS")
+                    .value_or("/usr/local/cuda/bin/ptxas");
   // A bare name is looked up in PATH; a path is taken as is.
-  llvm::ErrorOr<std::string> found =
-      llvm::sys::findProgramByName(requested);
+  llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(requested);
   if (!found || !llvm::sys::fs::can_execute(*found)) {
-    fail("--report needs the CUDA toolkit's ptxas, not found at '" +
-         requested + "' (set --ptxas PATH or ATTN_PTXAS)");
+    fail("--report needs the CUDA toolkit's ptxas, not found at '" + requested +
+         "' (set --ptxas PATH or ATTN_PTXAS)");
     return failure();
   }
   setup.ptxas = *found;
@@ -244,8 +242,7 @@ LogicalResult reportKernels(func::FuncOp func, const ReportSetup &setup) {
     int ptxFd;
     if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
             "attn-report", "ptx", ptxFd, ptxPath))
-      return func.emitError("cannot create a temporary file: ")
-             << ec.message();
+      return func.emitError("cannot create a temporary file: ") << ec.message();
     llvm::FileRemover removePtx(ptxPath);
     {
       llvm::raw_fd_ostream os(ptxFd, /*shouldClose=*/true);
@@ -253,17 +250,16 @@ LogicalResult reportKernels(func::FuncOp func, const ReportSetup &setup) {
     }
     if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
             "attn-report", "cubin", cubinPath))
-      return func.emitError("cannot create a temporary file: ")
-             << ec.message();
+      return func.emitError("cannot create a temporary file: ") << ec.message();
     llvm::FileRemover removeCubin(cubinPath);
-    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-            "attn-report", "log", logPath))
-      return func.emitError("cannot create a temporary file: ")
-             << ec.message();
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("attn-report", "log", logPath))
+      return func.emitError("cannot create a temporary file: ") << ec.message();
     llvm::FileRemover removeLog(logPath);
 
-    SmallVector<StringRef> args = {setup.ptxas, "-v", "--gpu-name",
-                                   setup.gpuName, ptxPath, "-o", cubinPath};
+    SmallVector<StringRef> args = {setup.ptxas,   "-v",    "--gpu-name",
+                                   setup.gpuName, ptxPath, "-o",
+                                   cubinPath};
     std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
                                             StringRef(logPath)};
     std::string execError;
@@ -273,8 +269,7 @@ LogicalResult reportKernels(func::FuncOp func, const ReportSetup &setup) {
     auto log = llvm::MemoryBuffer::getFile(logPath);
     StringRef output = log ? (*log)->getBuffer() : StringRef();
     if (status < 0)
-      return func.emitError("cannot run ")
-             << setup.ptxas << ": " << execError;
+      return func.emitError("cannot run ") << setup.ptxas << ": " << execError;
     if (status != 0)
       return func.emitError("ptxas rejected the PTX of @")
              << name << " for " << setup.gpuName << " (exit code " << status
