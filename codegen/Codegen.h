@@ -63,6 +63,12 @@ LogicalResult compileToFiles(func::FuncOp func, StringRef dir,
                              const CompileOptions &options,
                              const EmitOptions &emit);
 
+/// The PTX modules Halide embedded in `archive`, an object compiled by
+/// compileToFiles for a CUDA target, one string per module (each with its own
+/// .version/.target header). Fails with an error at `loc` if there is none.
+FailureOr<std::vector<std::string>> readPtxModules(StringRef archive,
+                                                   Location loc);
+
 /// Writes the Halide runtime for `target` as a static library at `path`,
 /// once for all kernels an app links.
 LogicalResult compileRuntime(StringRef path, StringRef target, Location loc);

@@ -4,6 +4,7 @@
 //                [--emit stmt,html,assembly,ptx]
 //                [--pass-pipeline P | --no-default-pipeline]
 //                [--runtime-name attn_runtime] [--no-runtime]
+//                [--report [--report-arch sm_XX] [--ptxas PATH]]
 //   attn-compile --runtime-only -o DIR [--target T]
 //
 // Runs the default pass pipeline (attn-default-pipeline), then writes for
@@ -11,6 +12,8 @@
 // halide_buffer_t* per argument in spec order, results last, int error
 // code) and, once, the Halide runtime as <runtime-name>.a so several kernels
 // link into one app. Errors carry file:line:col; the exit code is non-zero.
+// For CUDA targets, --report assembles the PTX of every kernel with the CUDA
+// toolkit's ptxas -v and prints its registers, shared memory and spills.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,12 +32,17 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
@@ -92,10 +100,195 @@ static cl::opt<bool>
                 cl::desc("Write only the runtime <runtime-name>.a; no SPEC"),
                 cl::cat(compileCategory));
 
+static cl::opt<bool>
+    report("report",
+           cl::desc("CUDA targets: assemble the PTX of every kernel with "
+                    "ptxas -v and print one line per kernel: registers, "
+                    "static shared memory, spill stores and loads"),
+           cl::cat(compileCategory));
+static cl::opt<std::string>
+    reportArch("report-arch",
+               cl::desc("GPU ptxas assembles for with --report (default: "
+                        "sm_<cuda_capability_XX of --target>, sm_80 if the "
+                        "target names none)"),
+               cl::value_desc("sm_XX"), cl::cat(compileCategory));
+static cl::opt<std::string>
+    ptxasOption("ptxas",
+                cl::desc("ptxas used by --report (default: $ATTN_PTXAS, "
+                         "else /usr/local/cuda/bin/ptxas)"),
+                cl::value_desc("path"), cl::cat(compileCategory));
+
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-compile") << message << "\n";
   return 1;
 }
+
+namespace {
+
+/// Register, shared-memory and spill usage of one kernel, from ptxas -v.
+struct KernelUsage {
+  std::string name;
+  unsigned registers = 0, sharedBytes = 0, spillStoreBytes = 0,
+           spillLoadBytes = 0;
+};
+
+/// What --report needs, resolved before anything is compiled.
+struct ReportSetup {
+  std::string ptxas;
+  std::string gpuName; ///< sm_XX
+};
+
+/// The features of a Halide target string ("x86-64-linux-cuda-...",
+/// "host-cuda"): every '-'-separated token (arch, bits and os tokens never
+/// name a CUDA feature, so they need not be told apart).
+bool hasFeature(StringRef targetString, StringRef feature) {
+  SmallVector<StringRef> tokens;
+  targetString.split(tokens, '-');
+  return llvm::is_contained(tokens, feature);
+}
+
+/// sm_XX for the target's highest cuda_capability_XX feature, sm_80 if none.
+std::string defaultGpuName(StringRef targetString) {
+  SmallVector<StringRef> tokens;
+  targetString.split(tokens, '-');
+  unsigned best = 0;
+  for (StringRef token : tokens) {
+    unsigned capability;
+    if (token.consume_front("cuda_capability_") &&
+        !token.getAsInteger(10, capability))
+      best = std::max(best, capability);
+  }
+  return "sm_" + std::to_string(best ? best : 80);
+}
+
+FailureOr<ReportSetup> resolveReportSetup() {
+  if (!hasFeature(target, "cuda")) {
+    fail("--report needs a CUDA target (e.g. "
+         "x86-64-linux-cuda-cuda_capability_80), not '" +
+         target + "'");
+    return failure();
+  }
+  ReportSetup setup;
+  setup.gpuName = reportArch.empty() ? defaultGpuName(target) : reportArch;
+  if (!llvm::Regex("^sm_[0-9]+a?$").match(setup.gpuName)) {
+    fail("--report-arch " + setup.gpuName +
+         ": expected sm_XX (e.g. sm_80, sm_90)");
+    return failure();
+  }
+  std::string requested = ptxasOption;
+  if (requested.empty())
+    requested = llvm::sys::Process::GetEnv("ATTN_PTXAS")
+                    .value_or("/usr/local/cuda/bin/ptxas");
+  // A bare name is looked up in PATH; a path is taken as is.
+  llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(requested);
+  if (!found || !llvm::sys::fs::can_execute(*found)) {
+    fail("--report needs the CUDA toolkit's ptxas, not found at '" + requested +
+         "' (set --ptxas PATH or ATTN_PTXAS)");
+    return failure();
+  }
+  setup.ptxas = *found;
+  return setup;
+}
+
+/// Parses ptxas -v output: a kernel starts at "Compiling entry function
+/// 'k'"; its spill line and "Used R registers[, S bytes smem]" follow.
+std::vector<KernelUsage> parsePtxasVerbose(StringRef output) {
+  llvm::Regex entry("Compiling entry function '([^']+)'");
+  llvm::Regex used("Used ([0-9]+) registers");
+  llvm::Regex shared("([0-9]+) bytes smem");
+  llvm::Regex spills("([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads");
+  std::vector<KernelUsage> kernels;
+  SmallVector<StringRef> lines;
+  output.split(lines, '\n');
+  SmallVector<StringRef, 3> match;
+  auto number = [](StringRef text) {
+    unsigned value = 0;
+    (void)text.getAsInteger(10, value);
+    return value;
+  };
+  for (StringRef line : lines) {
+    if (entry.match(line, &match)) {
+      kernels.push_back({match[1].str()});
+      continue;
+    }
+    if (kernels.empty())
+      continue;
+    KernelUsage &kernel = kernels.back();
+    if (spills.match(line, &match)) {
+      kernel.spillStoreBytes = number(match[1]);
+      kernel.spillLoadBytes = number(match[2]);
+    }
+    if (used.match(line, &match)) {
+      kernel.registers = number(match[1]);
+      if (shared.match(line, &match))
+        kernel.sharedBytes = number(match[1]);
+    }
+  }
+  return kernels;
+}
+
+/// Assembles every PTX module of `func`'s object with ptxas -v and prints
+/// one report line per kernel.
+LogicalResult reportKernels(func::FuncOp func, const ReportSetup &setup) {
+  StringRef name = func.getSymName();
+  SmallString<256> archive(outputDir);
+  llvm::sys::path::append(archive, name + ".a");
+  FailureOr<std::vector<std::string>> modules =
+      cg::readPtxModules(archive, func.getLoc());
+  if (failed(modules))
+    return failure();
+  for (const std::string &module : *modules) {
+    SmallString<128> ptxPath, cubinPath, logPath;
+    int ptxFd;
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+            "attn-report", "ptx", ptxFd, ptxPath))
+      return func.emitError("cannot create a temporary file: ") << ec.message();
+    llvm::FileRemover removePtx(ptxPath);
+    {
+      llvm::raw_fd_ostream os(ptxFd, /*shouldClose=*/true);
+      os << module << "\n";
+    }
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+            "attn-report", "cubin", cubinPath))
+      return func.emitError("cannot create a temporary file: ") << ec.message();
+    llvm::FileRemover removeCubin(cubinPath);
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("attn-report", "log", logPath))
+      return func.emitError("cannot create a temporary file: ") << ec.message();
+    llvm::FileRemover removeLog(logPath);
+
+    SmallVector<StringRef> args = {setup.ptxas,   "-v",    "--gpu-name",
+                                   setup.gpuName, ptxPath, "-o",
+                                   cubinPath};
+    std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
+                                            StringRef(logPath)};
+    std::string execError;
+    int status = llvm::sys::ExecuteAndWait(setup.ptxas, args, std::nullopt,
+                                           redirects, /*SecondsToWait=*/0,
+                                           /*MemoryLimit=*/0, &execError);
+    auto log = llvm::MemoryBuffer::getFile(logPath);
+    StringRef output = log ? (*log)->getBuffer() : StringRef();
+    if (status < 0)
+      return func.emitError("cannot run ") << setup.ptxas << ": " << execError;
+    if (status != 0)
+      return func.emitError("ptxas rejected the PTX of @")
+             << name << " for " << setup.gpuName << " (exit code " << status
+             << "):\n"
+             << output.trim();
+    std::vector<KernelUsage> kernels = parsePtxasVerbose(output);
+    if (kernels.empty())
+      return func.emitError("ptxas -v reported no kernel for @") << name;
+    for (const KernelUsage &kernel : kernels)
+      llvm::outs() << "report: @" << name << " kernel " << kernel.name << ": "
+                   << kernel.registers << " registers, " << kernel.sharedBytes
+                   << " bytes shared, " << kernel.spillStoreBytes
+                   << " bytes spill stores, " << kernel.spillLoadBytes
+                   << " bytes spill loads\n";
+  }
+  return success();
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
@@ -113,8 +306,16 @@ int main(int argc, char **argv) {
       "success, a Halide error code otherwise (e.g. wrong buffer sizes).\n"
       "Buffer dim 0 is the tensor's last (contiguous) dim. Also writes the\n"
       "Halide runtime once, DIR/attn_runtime.a: link it with the kernels.\n\n"
+      "For CUDA targets, --report assembles each kernel's PTX with ptxas -v\n"
+      "and prints one line per GPU kernel:\n"
+      "  report: @f kernel K: R registers, S bytes shared, N bytes spill "
+      "stores, M bytes spill loads\n"
+      "(Halide sizes shared memory at launch, so S counts only static "
+      "shared memory.)\n\n"
       "  attn-compile spec.mlir -o out/ --target x86-64-linux-avx2 "
-      "--emit stmt\n");
+      "--emit stmt\n"
+      "  attn-compile spec.mlir -o out/ --target "
+      "x86-64-linux-cuda-cuda_capability_80 --report\n");
 
   bool emitStmt = false, emitHtml = false, emitAssembly = false,
        emitPtx = false;
@@ -132,8 +333,9 @@ int main(int argc, char **argv) {
                   ": expected stmt, html, assembly or ptx (comma-separated)");
   }
   if (runtimeOnly) {
-    if (!specFile.empty() || noRuntime)
-      return fail("--runtime-only takes no SPEC and excludes --no-runtime");
+    if (!specFile.empty() || noRuntime || report)
+      return fail("--runtime-only takes no SPEC and excludes --no-runtime "
+                  "and --report");
     if (!cg::isValidTarget(target))
       return fail(cg::invalidTargetMessage(target));
     if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
@@ -172,6 +374,15 @@ int main(int argc, char **argv) {
     return 1;
   if (!cg::isValidTarget(target))
     return fail(cg::invalidTargetMessage(target));
+  if ((!reportArch.empty() || !ptxasOption.empty()) && !report)
+    return fail("--report-arch and --ptxas only apply with --report");
+  std::optional<ReportSetup> reportSetup;
+  if (report) {
+    FailureOr<ReportSetup> setup = resolveReportSetup();
+    if (failed(setup))
+      return 1;
+    reportSetup = *setup;
+  }
 
   // Source names of the arguments, before passes rewrite the functions.
   std::map<std::string, std::vector<std::string>> argNames;
@@ -221,6 +432,8 @@ int main(int argc, char **argv) {
     options.target = target;
     options.argNames = argNames[func.getSymName().str()];
     if (failed(cg::compileToFiles(func, outputDir, options, emitOptions)))
+      return 1;
+    if (reportSetup && failed(reportKernels(func, *reportSetup)))
       return 1;
   }
   if (noRuntime)
