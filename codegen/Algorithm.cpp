@@ -153,6 +153,39 @@ private:
     bool causal = false;
   };
   LogicalResult lowerDotProductSpec(Operation *op, const DotProductSpec &spec);
+  /// The layout of a batched result (lead..., rows, cols): `lead`
+  /// broadcasts the operands' leading dims and is indexed by batch Vars b0,
+  /// b1, ... placed before each Func's own trailing Vars.
+  struct BatchedLayout {
+    std::vector<Expr> lead;
+    std::vector<Var> batchVars;
+    /// Result extents (lead..., rows, cols).
+    std::vector<Expr> shape;
+    /// The batch Vars followed by `tail`, to define a Func.
+    std::vector<Var> vars(std::initializer_list<Var> tail) const;
+    /// The batch index followed by `tail`, to call a Func.
+    Index index(std::initializer_list<Expr> tail) const;
+    /// Element of operand `t` at the broadcast batch index followed by
+    /// `tail` (its own last two dims).
+    Expr operand(const TensorFunc &t, const Index &tail) const;
+  };
+  /// Broadcasts `operands`' leading dims (all but the last two) and checks
+  /// the op's result type against (lead..., rows, cols).
+  FailureOr<BatchedLayout> batchedLayout(Operation *op,
+                                         ArrayRef<const TensorFunc *> operands,
+                                         Expr rows, Expr cols,
+                                         const std::string &name);
+  /// Attention over Q (..., n, dk), K (..., m, dk), V (..., m, dv) with an
+  /// optional mask (..., n, m); the result is (lead..., n, dv).
+  struct AttentionLayout : BatchedLayout {
+    Expr n, dk, m, dv;
+  };
+  /// Checks the dims that q, k, v (and `mask`) share, then as batchedLayout.
+  FailureOr<AttentionLayout> attentionLayout(Operation *op, const TensorFunc &q,
+                                             const TensorFunc &k,
+                                             const TensorFunc &v,
+                                             const TensorFunc *mask,
+                                             const std::string &name);
   /// Looks `op` up in kLowerings and lowers it.
   LogicalResult lowerOp(Operation &op);
   /// Elementwise `combine(lhs, rhs)` with numpy broadcasting (attn.add,
@@ -356,6 +389,74 @@ static std::vector<Expr> leading(const TensorFunc &t, size_t trailing) {
   return std::vector<Expr>(t.shape.begin(), t.shape.end() - trailing);
 }
 
+std::vector<Var>
+KernelBuilder::BatchedLayout::vars(std::initializer_list<Var> tail) const {
+  std::vector<Var> result = batchVars;
+  result.insert(result.end(), tail);
+  return result;
+}
+
+Index KernelBuilder::BatchedLayout::index(
+    std::initializer_list<Expr> tail) const {
+  Index result = toExprs(batchVars);
+  result.insert(result.end(), tail);
+  return result;
+}
+
+Expr KernelBuilder::BatchedLayout::operand(const TensorFunc &t,
+                                           const Index &tail) const {
+  Index result = broadcastIndex(leading(t, 2), lead, toExprs(batchVars));
+  result.insert(result.end(), tail.begin(), tail.end());
+  return t(result);
+}
+
+FailureOr<KernelBuilder::BatchedLayout>
+KernelBuilder::batchedLayout(Operation *op,
+                             ArrayRef<const TensorFunc *> operands, Expr rows,
+                             Expr cols, const std::string &name) {
+  std::vector<std::vector<Expr>> leads;
+  for (const TensorFunc *operand : operands)
+    leads.push_back(leading(*operand, 2));
+  BatchedLayout layout;
+  layout.lead = broadcastShape(leads, name);
+  std::vector<Expr> computed = layout.lead;
+  computed.push_back(rows);
+  computed.push_back(cols);
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, cast<RankedTensorType>(op->getResult(0).getType()), computed);
+  if (failed(shape))
+    return failure();
+  layout.shape = *shape;
+  layout.batchVars = makeVars(layout.lead.size(), "b");
+  return layout;
+}
+
+FailureOr<KernelBuilder::AttentionLayout> KernelBuilder::attentionLayout(
+    Operation *op, const TensorFunc &q, const TensorFunc &k,
+    const TensorFunc &v, const TensorFunc *mask, const std::string &name) {
+  AttentionLayout layout;
+  size_t qr = q.rank(), kr = k.rank(), vr = v.rank();
+  layout.n = q.shape[qr - 2];
+  layout.dk = q.shape[qr - 1];
+  layout.m = k.shape[kr - 2];
+  layout.dv = v.shape[vr - 1];
+  requireEqual(k.shape[kr - 1], layout.dk, name + " feature dim of key");
+  requireEqual(v.shape[vr - 2], layout.m, name + " positions of value");
+  std::vector<const TensorFunc *> operands = {&q, &k, &v};
+  if (mask) {
+    requireEqual(mask->shape[mask->rank() - 2], layout.n, name + " mask rows");
+    requireEqual(mask->shape[mask->rank() - 1], layout.m,
+                 name + " mask columns");
+    operands.push_back(mask);
+  }
+  FailureOr<BatchedLayout> batched =
+      batchedLayout(op, operands, layout.n, layout.dv, name);
+  if (failed(batched))
+    return failure();
+  static_cast<BatchedLayout &>(layout) = std::move(*batched);
+  return layout;
+}
+
 Expr KernelBuilder::featureMapExpr(FeatureMap map, Expr x) {
   switch (map) {
   case FeatureMap::identity:
@@ -494,44 +595,24 @@ LogicalResult KernelBuilder::lowerMatmul(Operation *operation) {
   Expr cols = op.getTransposeRhs() ? rhs.shape[rr - 2] : rhs.shape[rr - 1];
   std::string name = opFuncName(op);
   requireEqual(inner, innerR, name + " contraction dim");
-  std::vector<Expr> lead =
-      broadcastShape({leading(lhs, 2), leading(rhs, 2)}, name);
-  std::vector<Expr> computed = lead;
-  computed.push_back(rows);
-  computed.push_back(cols);
-  auto resultType = cast<RankedTensorType>(op.getType());
-  FailureOr<std::vector<Expr>> shape = extents(op, resultType, computed);
-  if (failed(shape))
+  FailureOr<BatchedLayout> layout =
+      batchedLayout(op, {&lhs, &rhs}, rows, cols, name);
+  if (failed(layout))
     return failure();
-
-  std::vector<Var> vars = makeVars(lead.size(), "b");
+  const BatchedLayout &batch = *layout;
   Var i("i"), j("j");
-  Index batch = toExprs(vars);
-  vars.push_back(i);
-  vars.push_back(j);
   RDom k(0, inner, name + "_k");
-  Index li = broadcastIndex(leading(lhs, 2), lead, batch);
-  Index ri = broadcastIndex(leading(rhs, 2), lead, batch);
-  if (op.getTransposeLhs()) {
-    li.push_back(k);
-    li.push_back(i);
-  } else {
-    li.push_back(i);
-    li.push_back(k);
-  }
-  if (op.getTransposeRhs()) {
-    ri.push_back(j);
-    ri.push_back(k);
-  } else {
-    ri.push_back(k);
-    ri.push_back(j);
-  }
+  Expr lhsAt =
+      batch.operand(lhs, op.getTransposeLhs() ? Index{k, i} : Index{i, k});
+  Expr rhsAt =
+      batch.operand(rhs, op.getTransposeRhs() ? Index{j, k} : Index{k, j});
+  std::vector<Var> vars = batch.vars({i, j});
+  Index at = batch.index({i, j});
   Func acc(name + "_acc"), result(name);
   define(acc, vars, constant(lhs.type, 0.0));
-  Index at = toExprs(vars);
-  update(acc, at, call(acc, at) + lhs(li) * rhs(ri));
+  update(acc, at, call(acc, at) + lhsAt * rhsAt);
   define(result, vars, call(acc, at));
-  bind(op, Family::Gemm, {result, *shape, lhs.type}, {{"acc", acc}},
+  bind(op, Family::Gemm, {result, batch.shape, lhs.type}, {{"acc", acc}},
        {{"acc", k}});
   return success();
 }
@@ -1188,67 +1269,31 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   const TensorFunc *mask = spec.mask ? &get(spec.mask) : nullptr;
   std::string name = opFuncName(op);
   Halide::Type type = q.type;
-  size_t qr = q.rank(), kr = k.rank(), vr = v.rank();
-  Expr n = q.shape[qr - 2], dk = q.shape[qr - 1];
-  Expr m = k.shape[kr - 2], dv = v.shape[vr - 1];
-  requireEqual(k.shape[kr - 1], dk, name + " feature dim of key");
-  requireEqual(v.shape[vr - 2], m, name + " positions of value");
-  std::vector<std::vector<Expr>> leads = {leading(q, 2), leading(k, 2),
-                                          leading(v, 2)};
-  if (mask) {
-    requireEqual(mask->shape[mask->rank() - 2], n, name + " mask rows");
-    requireEqual(mask->shape[mask->rank() - 1], m, name + " mask columns");
-    leads.push_back(leading(*mask, 2));
-  }
-  std::vector<Expr> lead = broadcastShape(leads, name);
-  std::vector<Expr> computed = lead;
-  computed.push_back(n);
-  computed.push_back(dv);
-  FailureOr<std::vector<Expr>> shape =
-      extents(op, cast<RankedTensorType>(op->getResult(0).getType()), computed);
-  if (failed(shape))
+  FailureOr<AttentionLayout> layout = attentionLayout(op, q, k, v, mask, name);
+  if (failed(layout))
     return failure();
-
-  std::vector<Var> batchVars = makeVars(lead.size(), "b");
-  Index b = toExprs(batchVars);
+  const AttentionLayout &batch = *layout;
+  Expr n = batch.n, dk = batch.dk, m = batch.m;
   Var i("i"), j("j"), e("e"), d("d");
-  auto with = [&](std::initializer_list<Var> tail) {
-    std::vector<Var> vars = batchVars;
-    vars.insert(vars.end(), tail);
-    return vars;
-  };
-  auto at = [&](std::initializer_list<Expr> tail) {
-    Index index = b;
-    index.insert(index.end(), tail);
-    return index;
-  };
-  Index qb = broadcastIndex(leading(q, 2), lead, b);
-  Index kb = broadcastIndex(leading(k, 2), lead, b);
-  Index vb = broadcastIndex(leading(v, 2), lead, b);
 
   Func query(name + "_query"), keyT(name + "_keyT"), dot(name + "_dot"),
       scores(name + "_scores");
-  {
-    Index qi = qb, ki = kb;
-    qi.insert(qi.end(), {i, d});
-    ki.insert(ki.end(), {j, d});
-    define(query, with({i, d}), featureMapExpr(spec.featureMap, q(qi)));
-    define(keyT, with({d, j}), featureMapExpr(spec.featureMap, k(ki)));
-  }
+  define(query, batch.vars({i, d}),
+         featureMapExpr(spec.featureMap, batch.operand(q, {i, d})));
+  define(keyT, batch.vars({d, j}),
+         featureMapExpr(spec.featureMap, batch.operand(k, {j, d})));
   RDom rd(0, dk, name + "_rd");
-  define(dot, with({i, j}), constant(type, 0.0));
-  update(dot, at({i, j}),
-         call(dot, at({i, j})) +
-             call(query, at({i, rd})) * call(keyT, at({rd, j})));
-  Expr s = call(dot, at({i, j}));
+  define(dot, batch.vars({i, j}), constant(type, 0.0));
+  update(dot, batch.index({i, j}),
+         call(dot, batch.index({i, j})) + call(query, batch.index({i, rd})) *
+                                              call(keyT, batch.index({rd, j})));
+  Expr s = call(dot, batch.index({i, j}));
   if (spec.scale != 1.0)
     s = s * constant(type, spec.scale);
   if (mask) {
-    Index mi = broadcastIndex(leading(*mask, 2), lead, b);
-    mi.insert(mi.end(), {i, j});
-    s = s + (*mask)(mi);
+    s = s + batch.operand(*mask, {i, j});
   }
-  define(scores, with({i, j}), s);
+  define(scores, batch.vars({i, j}), s);
 
   std::map<std::string, Func> stages = {
       {"query", query}, {"keyT", keyT}, {"dot", dot}, {"scores", scores}};
@@ -1273,11 +1318,11 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
     std::string suffix = std::to_string(t);
     // The slice of (i, j) is the other index; reduce over r.
     RDom r(0, overKeys ? m : n, name + "_r" + suffix);
-    Index sliceAt = at({overKeys ? Expr(i) : Expr(j)});
-    std::vector<Var> sliceVars = with({overKeys ? i : j});
-    Index rAt = overKeys ? at({i, r}) : at({r, j});
+    Index sliceAt = batch.index({overKeys ? Expr(i) : Expr(j)});
+    std::vector<Var> sliceVars = batch.vars({overKeys ? i : j});
+    Index rAt = overKeys ? batch.index({i, r}) : batch.index({r, j});
     Expr visibleR = overKeys ? visible(i, r) : visible(r, j);
-    Expr cur = call(current, at({i, j})), curR = call(current, rAt);
+    Expr cur = call(current, batch.index({i, j})), curR = call(current, rAt);
     Func num(name + "_num" + suffix), den(name + "_den" + suffix);
     Expr divisor;
     if (kind == NormKind::softmax) {
@@ -1287,7 +1332,7 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
              Halide::max(call(max, sliceAt),
                          Halide::select(visibleR && !isNegInf(curR), curR,
                                         lowest(type))));
-      define(num, with({i, j}),
+      define(num, batch.vars({i, j}),
              Halide::select(visible(i, j) && !isNegInf(cur),
                             softmaxExp(cur - call(max, sliceAt)),
                             constant(type, 0.0)));
@@ -1299,7 +1344,7 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
       stages["max" + suffix] = max;
       stages["den" + suffix] = den;
     } else {
-      define(num, with({i, j}),
+      define(num, batch.vars({i, j}),
              Halide::select(visible(i, j), cur, constant(type, 0.0)));
       if (kind == NormKind::sum) {
         define(den, sliceVars, constant(type, eps));
@@ -1316,7 +1361,8 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
     domains["r" + suffix] = r;
     info["overKeys" + suffix] = overKeys;
     Func normalized(name + "_p" + suffix);
-    define(normalized, with({i, j}), call(num, at({i, j})) / divisor);
+    define(normalized, batch.vars({i, j}),
+           call(num, batch.index({i, j})) / divisor);
     stages["p" + suffix] = normalized;
     current = normalized;
     lastNum = num;
@@ -1325,8 +1371,8 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   // With no step (or only `none`), hidden entries still contribute 0.
   if (!lastNum.defined()) {
     Func num(name + "_num");
-    define(num, with({i, j}),
-           Halide::select(visible(i, j), call(scores, at({i, j})),
+    define(num, batch.vars({i, j}),
+           Halide::select(visible(i, j), call(scores, batch.index({i, j})),
                           constant(type, 0.0)));
     stages["num"] = num;
     current = num;
@@ -1338,22 +1384,21 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   RDom rj(0, m, name + "_rj");
   if (spec.causal)
     rj.where(rj <= i);
-  Index vi = vb;
-  vi.insert(vi.end(), {rj, e});
-  define(acc, with({i, e}), constant(type, 0.0));
-  update(acc, at({i, e}),
-         call(acc, at({i, e})) + call(weights, at({i, rj})) * v(vi));
-  Expr out = call(acc, at({i, e}));
+  define(acc, batch.vars({i, e}), constant(type, 0.0));
+  update(acc, batch.index({i, e}),
+         call(acc, batch.index({i, e})) +
+             call(weights, batch.index({i, rj})) * batch.operand(v, {rj, e}));
+  Expr out = call(acc, batch.index({i, e}));
   if (divideLast)
     out = out / lastDen;
-  define(result, with({i, e}), out);
+  define(result, batch.vars({i, e}), out);
   stages["acc"] = acc;
   domains["acc"] = rj;
   info["steps"] = static_cast<int64_t>(spec.steps.size());
   // Without a feature map, _query is Q itself and needs no copy.
   info["plainQuery"] = spec.featureMap == FeatureMap::identity;
   bind(op, allKeys ? Family::RowAttention : Family::MaterializedAttention,
-       {result, *shape, type}, stages, domains, info);
+       {result, batch.shape, type}, stages, domains, info);
   return success();
 }
 
@@ -1370,48 +1415,13 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
   const TensorFunc &v = get(op.getValue());
   std::string name = opFuncName(op);
   Halide::Type type = q.type;
-  size_t qr = q.rank(), kr = k.rank(), vr = v.rank();
-  Expr n = q.shape[qr - 2], dk = q.shape[qr - 1];
-  Expr m = k.shape[kr - 2], dv = v.shape[vr - 1];
-  requireEqual(k.shape[kr - 1], dk, name + " feature dim of key");
-  requireEqual(v.shape[vr - 2], m, name + " positions of value");
-  std::vector<Expr> lead =
-      broadcastShape({leading(q, 2), leading(k, 2), leading(v, 2)}, name);
-  std::vector<Expr> computed = lead;
-  computed.push_back(n);
-  computed.push_back(dv);
-  FailureOr<std::vector<Expr>> shape =
-      extents(op, cast<RankedTensorType>(op.getType()), computed);
-  if (failed(shape))
+  FailureOr<AttentionLayout> layout =
+      attentionLayout(op, q, k, v, /*mask=*/nullptr, name);
+  if (failed(layout))
     return failure();
-  std::vector<Var> batchVars = makeVars(lead.size(), "b");
-  Index b = toExprs(batchVars);
+  const AttentionLayout &batch = *layout;
+  Expr n = batch.n, dk = batch.dk, m = batch.m;
   Var i("i"), j("j"), e("e"), d("d");
-  auto with = [&](std::initializer_list<Var> tail) {
-    std::vector<Var> vars = batchVars;
-    vars.insert(vars.end(), tail);
-    return vars;
-  };
-  auto at = [&](std::initializer_list<Expr> tail) {
-    Index index = b;
-    index.insert(index.end(), tail);
-    return index;
-  };
-  auto qAt = [&](Expr row, Expr col) {
-    Index index = broadcastIndex(leading(q, 2), lead, b);
-    index.insert(index.end(), {row, col});
-    return q(index);
-  };
-  auto kAt = [&](Expr row, Expr col) {
-    Index index = broadcastIndex(leading(k, 2), lead, b);
-    index.insert(index.end(), {row, col});
-    return k(index);
-  };
-  auto vAt = [&](Expr row, Expr col) {
-    Index index = broadcastIndex(leading(v, 2), lead, b);
-    index.insert(index.end(), {row, col});
-    return v(index);
-  };
   Expr zero = constant(type, 0.0);
   std::map<std::string, Func> stages;
   std::map<std::string, RDom> domains;
@@ -1422,47 +1432,60 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
     Func qmax(name + "_qmax"), qexp(name + "_qexp"), qsum(name + "_qsum");
     Func kmax(name + "_kmax"), kexp(name + "_kexp"), ksum(name + "_ksum");
     RDom rdq(0, dk, name + "_rdq");
-    define(qmax, with({i}), lowest(type));
-    update(qmax, at({i}), Halide::max(call(qmax, at({i})), qAt(i, rdq)));
-    define(qexp, with({i, d}), softmaxExp(qAt(i, d) - call(qmax, at({i}))));
-    define(qsum, with({i}), zero);
-    update(qsum, at({i}), call(qsum, at({i})) + call(qexp, at({i, rdq})));
+    define(qmax, batch.vars({i}), lowest(type));
+    update(
+        qmax, batch.index({i}),
+        Halide::max(call(qmax, batch.index({i})), batch.operand(q, {i, rdq})));
+    define(qexp, batch.vars({i, d}),
+           softmaxExp(batch.operand(q, {i, d}) - call(qmax, batch.index({i}))));
+    define(qsum, batch.vars({i}), zero);
+    update(qsum, batch.index({i}),
+           call(qsum, batch.index({i})) + call(qexp, batch.index({i, rdq})));
     RDom rjk(0, m, name + "_rjk");
-    define(kmax, with({d}), lowest(type));
-    update(kmax, at({d}), Halide::max(call(kmax, at({d})), kAt(rjk, d)));
-    define(kexp, with({j, d}), softmaxExp(kAt(j, d) - call(kmax, at({d}))));
-    define(ksum, with({d}), zero);
-    update(ksum, at({d}), call(ksum, at({d})) + call(kexp, at({rjk, d})));
-    define(context, with({d, e}), zero);
-    update(context, at({d, e}),
-           call(context, at({d, e})) + call(kexp, at({rj, d})) * vAt(rj, e));
+    define(kmax, batch.vars({d}), lowest(type));
+    update(
+        kmax, batch.index({d}),
+        Halide::max(call(kmax, batch.index({d})), batch.operand(k, {rjk, d})));
+    define(kexp, batch.vars({j, d}),
+           softmaxExp(batch.operand(k, {j, d}) - call(kmax, batch.index({d}))));
+    define(ksum, batch.vars({d}), zero);
+    update(ksum, batch.index({d}),
+           call(ksum, batch.index({d})) + call(kexp, batch.index({rjk, d})));
+    define(context, batch.vars({d, e}), zero);
+    update(context, batch.index({d, e}),
+           call(context, batch.index({d, e})) +
+               call(kexp, batch.index({rj, d})) * batch.operand(v, {rj, e}));
     stages = {{"qmax", qmax}, {"qexp", qexp}, {"qsum", qsum},
               {"kmax", kmax}, {"kexp", kexp}, {"ksum", ksum}};
     domains = {{"qmax", rdq}, {"kmax", rjk}};
-    queryWeight = call(qexp, at({i, rd}));
+    queryWeight = call(qexp, batch.index({i, rd}));
     Func contextNorm(name + "_context_norm");
-    define(contextNorm, with({d, e}),
-           call(context, at({d, e})) / call(ksum, at({d})));
+    define(contextNorm, batch.vars({d, e}),
+           call(context, batch.index({d, e})) / call(ksum, batch.index({d})));
     stages["context_norm"] = contextNorm;
-    define(acc, with({i, e}), zero);
-    update(acc, at({i, e}),
-           call(acc, at({i, e})) +
-               queryWeight * call(contextNorm, at({rd, e})));
-    define(result, with({i, e}), call(acc, at({i, e})) / call(qsum, at({i})));
+    define(acc, batch.vars({i, e}), zero);
+    update(acc, batch.index({i, e}),
+           call(acc, batch.index({i, e})) +
+               queryWeight * call(contextNorm, batch.index({rd, e})));
+    define(result, batch.vars({i, e}),
+           call(acc, batch.index({i, e})) / call(qsum, batch.index({i})));
   } else {
-    define(context, with({d, e}), zero);
-    update(context, at({d, e}),
-           call(context, at({d, e})) + kAt(rj, d) * vAt(rj, e));
-    define(acc, with({i, e}), zero);
-    update(acc, at({i, e}),
-           call(acc, at({i, e})) + qAt(i, rd) * call(context, at({rd, e})));
-    define(result, with({i, e}), call(acc, at({i, e})) / Halide::cast(type, n));
+    define(context, batch.vars({d, e}), zero);
+    update(context, batch.index({d, e}),
+           call(context, batch.index({d, e})) +
+               batch.operand(k, {rj, d}) * batch.operand(v, {rj, e}));
+    define(acc, batch.vars({i, e}), zero);
+    update(acc, batch.index({i, e}),
+           call(acc, batch.index({i, e})) +
+               batch.operand(q, {i, rd}) * call(context, batch.index({rd, e})));
+    define(result, batch.vars({i, e}),
+           call(acc, batch.index({i, e})) / Halide::cast(type, n));
   }
   stages["context"] = context;
   stages["acc"] = acc;
   domains["context"] = rj;
   domains["acc"] = rd;
-  bind(op, Family::Efficient, {result, *shape, type}, stages, domains,
+  bind(op, Family::Efficient, {result, batch.shape, type}, stages, domains,
        {{"softmax", op.getVariant() == EfficientVariant::softmax}});
   return success();
 }

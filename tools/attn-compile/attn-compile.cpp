@@ -355,23 +355,14 @@ int main(int argc, char **argv) {
                 "other");
 
   DialectRegistry registry;
-  registry.insert<mlir::attn::AttnDialect, arith::ArithDialect,
-                  func::FuncDialect, scf::SCFDialect, tensor::TensorDialect>();
+  mlir::attn::insertSpecDialects(registry);
   MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  context.printOpOnDiagnostic(false);
 
+  mlir::attn::SpecFile file;
   std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(specFile, &error);
-  if (!buffer)
-    return fail(error);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-
-  mlir::attn::LoadedSpec spec;
-  if (failed(mlir::attn::loadSpec(context, sourceMgr, spec)))
-    return 1;
+  if (failed(mlir::attn::openSpecFile(context, specFile, file, error)))
+    return error.empty() ? 1 : fail(error);
+  mlir::attn::LoadedSpec &spec = file.spec;
   if (!cg::isValidTarget(target))
     return fail(cg::invalidTargetMessage(target));
   if ((!reportArch.empty() || !ptxasOption.empty()) && !report)

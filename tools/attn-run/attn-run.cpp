@@ -333,30 +333,19 @@ int main(int argc, char **argv) {
       "  attn-run spec.mlir --verify-rewrites attn-reassociate --random 7\n");
 
   DialectRegistry registry;
-  registry.insert<mlir::attn::AttnDialect, arith::ArithDialect,
-                  func::FuncDialect, scf::SCFDialect, tensor::TensorDialect>();
+  mlir::attn::insertSpecDialects(registry);
   // Passes --verify-rewrites can name.
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::attn::registerAttnPasses();
   mlir::attn::registerAttnPipelines();
   MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  // file:line:col and the source line say which op; the generic form of the
-  // op would only repeat it.
-  context.printOpOnDiagnostic(false);
 
+  mlir::attn::SpecFile file;
   std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(specFile, &error);
-  if (!buffer)
-    return fail(error);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-
-  mlir::attn::LoadedSpec spec;
-  if (failed(mlir::attn::loadSpec(context, sourceMgr, spec)))
-    return 1;
+  if (failed(mlir::attn::openSpecFile(context, specFile, file, error)))
+    return error.empty() ? 1 : fail(error);
+  mlir::attn::LoadedSpec &spec = file.spec;
 
   if (verifyRewrites.getNumOccurrences()) {
     if (!inputFiles.empty() || !outputFiles.empty() || !funcName.empty())

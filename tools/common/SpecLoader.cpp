@@ -2,11 +2,36 @@
 
 #include "tools/common/SpecLoader.h"
 
+#include "dialect/AttnDialect.h"
+
 #include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 using namespace mlir;
+
+void mlir::attn::insertSpecDialects(DialectRegistry &registry) {
+  registry.insert<AttnDialect, arith::ArithDialect, func::FuncDialect,
+                  scf::SCFDialect, tensor::TensorDialect>();
+}
+
+LogicalResult mlir::attn::openSpecFile(MLIRContext &context, StringRef path,
+                                       SpecFile &file, std::string &error) {
+  context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
+  std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(path, &error);
+  if (!buffer)
+    return failure();
+  file.sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  file.diagnostics =
+      std::make_unique<SourceMgrDiagnosticHandler>(file.sourceMgr, &context);
+  return loadSpec(context, file.sourceMgr, file.spec);
+}
 
 LogicalResult mlir::attn::loadSpec(MLIRContext &context,
                                    llvm::SourceMgr &sourceMgr,

@@ -13,9 +13,12 @@
 #include "mlir/AsmParser/AsmParserState.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <memory>
 #include <string>
 
 namespace mlir::attn {
@@ -25,6 +28,25 @@ struct LoadedSpec {
   OwningOpRef<ModuleOp> module;
   AsmParserState parserState;
 };
+
+/// The dialects specs are written in: attn, arith, func, scf and tensor.
+void insertSpecDialects(DialectRegistry &registry);
+
+/// A spec file, the SourceMgr holding its text and the handler that reports
+/// the context's diagnostics at file:line:col in it (for as long as this
+/// lives).
+struct SpecFile {
+  llvm::SourceMgr sourceMgr;
+  std::unique_ptr<SourceMgrDiagnosticHandler> diagnostics;
+  LoadedSpec spec;
+};
+
+/// Loads every dialect of `context`'s registry, leaves the generic op form
+/// out of diagnostics (file:line:col and the source line say which op), then
+/// opens `path` and loads it with loadSpec. An unreadable file sets `error`;
+/// parse and verifier errors have been reported as diagnostics.
+LogicalResult openSpecFile(MLIRContext &context, StringRef path, SpecFile &file,
+                           std::string &error);
 
 /// Parses the main buffer of `sourceMgr` and verifies it. A file holding one
 /// explicit `module { ... }` is that module.
