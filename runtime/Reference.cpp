@@ -85,6 +85,22 @@ bool checkedMul(int64_t a, int64_t b, int64_t &result) {
   return true;
 }
 
+/// out (rows x cols) = A B with A rows x inner and B inner x cols, row-major,
+/// accumulated in double. A transposed operand is stored as its transpose
+/// (inner x rows, cols x inner).
+void multiply(const double *a, bool transposeA, const double *b,
+              bool transposeB, int64_t rows, int64_t inner, int64_t cols,
+              double *out) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      double acc = 0.0;
+      for (int64_t p = 0; p < inner; ++p)
+        acc += (transposeA ? a[p * rows + i] : a[i * inner + p]) *
+               (transposeB ? b[j * inner + p] : b[p * cols + j]);
+      out[i * cols + j] = acc;
+    }
+}
+
 std::vector<int64_t> leadingDims(const Tensor &t, int64_t trailing) {
   return std::vector<int64_t>(t.shape.begin(), t.shape.end() - trailing);
 }
@@ -428,17 +444,8 @@ Status matmul(const Tensor &lhs, const Tensor &rhs, bool transposeLhs,
     for (int64_t b = 0; b < batches; ++b) {
       const double *l = lhs.data.data() + bc.index(0, b) * l0 * l1;
       const double *r = rhs.data.data() + bc.index(1, b) * r0 * r1;
-      double *o = result.data.data() + b * m * n;
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j) {
-          double acc = 0.0;
-          for (int64_t p = 0; p < k; ++p) {
-            double a = transposeLhs ? l[p * m + i] : l[i * k + p];
-            double c = transposeRhs ? r[j * k + p] : r[p * n + j];
-            acc += a * c;
-          }
-          o[i * n + j] = acc;
-        }
+      multiply(l, transposeLhs, r, transposeRhs, m, k, n,
+               result.data.data() + b * m * n);
     }
   }
   out = std::move(result);
@@ -830,21 +837,10 @@ Status efficientAttention(const Tensor &query, const Tensor &key,
           rhoK[i] = k[i] * invSqrtN;
       }
       // context = rhoK^T V (dk x dv).
-      for (int64_t d = 0; d < dk; ++d)
-        for (int64_t e = 0; e < dv; ++e) {
-          double acc = 0.0;
-          for (int64_t j = 0; j < m; ++j)
-            acc += rhoK[j * dk + d] * v[j * dv + e];
-          context[d * dv + e] = acc;
-        }
-      double *o = result.data.data() + b * n * dv;
-      for (int64_t i = 0; i < n; ++i)
-        for (int64_t e = 0; e < dv; ++e) {
-          double acc = 0.0;
-          for (int64_t d = 0; d < dk; ++d)
-            acc += rhoQ[i * dk + d] * context[d * dv + e];
-          o[i * dv + e] = acc;
-        }
+      multiply(rhoK.data(), /*transposeA=*/true, v, false, dk, m, dv,
+               context.data());
+      multiply(rhoQ.data(), false, context.data(), false, n, dk, dv,
+               result.data.data() + b * n * dv);
     }
   }
   out = std::move(result);
@@ -887,26 +883,14 @@ Status externalAttention(const Tensor &input, const Tensor &memoryKey,
       const double *x = input.data.data() + bc.index(0, b) * n * d;
       const double *mk = memoryKey.data.data() + bc.index(1, b) * slots * d;
       const double *mv = memoryValue.data.data() + bc.index(2, b) * slots * dv;
-      for (int64_t i = 0; i < n; ++i)
-        for (int64_t s = 0; s < slots; ++s) {
-          double acc = 0.0;
-          for (int64_t c = 0; c < d; ++c)
-            acc += x[i * d + c] * mk[s * d + c];
-          a[i * slots + s] = acc;
-        }
+      multiply(x, false, mk, /*transposeB=*/true, n, d, slots, a.data());
       for (int64_t s = 0; s < slots; ++s)
         normalizeSlice(a.data() + s, slots, 0, n, n, NormKind::Softmax, 0.0);
       for (int64_t i = 0; i < n; ++i)
         normalizeSlice(a.data() + i * slots, 1, 0, slots, slots, NormKind::Sum,
                        eps);
-      double *o = result.data.data() + b * n * dv;
-      for (int64_t i = 0; i < n; ++i)
-        for (int64_t e = 0; e < dv; ++e) {
-          double acc = 0.0;
-          for (int64_t s = 0; s < slots; ++s)
-            acc += a[i * slots + s] * mv[s * dv + e];
-          o[i * dv + e] = acc;
-        }
+      multiply(a.data(), false, mv, false, n, slots, dv,
+               result.data.data() + b * n * dv);
     }
   }
   out = std::move(result);
