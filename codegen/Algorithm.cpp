@@ -109,6 +109,10 @@ Expr softmaxExp(Expr x) {
   return x.type() == Halide::Float(32) ? Halide::fast_exp(x) : Halide::exp(x);
 }
 
+/// Lanes of the first stage of a row maximum over keys (one AVX-512 f32
+/// vector; see lowerDotProductSpec).
+constexpr int kMaxLanes = 16;
+
 class KernelBuilder {
 public:
   KernelBuilder(func::FuncOp func, ArrayRef<std::string> argNames)
@@ -1328,10 +1332,41 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
     if (kind == NormKind::softmax) {
       Func max(name + "_max" + suffix);
       define(max, sliceVars, lowest(type));
-      update(max, sliceAt,
-             Halide::max(call(max, sliceAt),
-                         Halide::select(visibleR && !isNegInf(curR), curR,
-                                        lowest(type))));
+      if (overKeys) {
+        // Two stages: per row, kMaxLanes running maxima over keys
+        // lane, lane + kMaxLanes, ... (vertical, vectorizable), then the max
+        // of those. The max is exact in any order, so the grouping changes
+        // no value; Halide's rfactor cannot do this, as its intermediate
+        // would start at -inf (undefined under the no-infs fast-math flags).
+        Func lanes(name + "_maxlanes" + suffix);
+        Var lane("lane");
+        RDom rg(0, (m + kMaxLanes - 1) / kMaxLanes, name + "_rg" + suffix);
+        Expr key = rg * kMaxLanes + lane;
+        Expr entry = call(current, batch.index({i, Halide::min(key, m - 1)}));
+        std::vector<Var> laneVars = sliceVars;
+        laneVars.push_back(lane);
+        Index laneAt = sliceAt;
+        laneAt.push_back(lane);
+        define(lanes, laneVars, lowest(type));
+        update(lanes, laneAt,
+               Halide::max(call(lanes, laneAt),
+                           Halide::select(key < m && visible(i, key) &&
+                                              !isNegInf(entry),
+                                          entry, lowest(type))));
+        RDom rl(0, kMaxLanes, name + "_rl" + suffix);
+        Index laneR = sliceAt;
+        laneR.push_back(rl);
+        update(max, sliceAt,
+               Halide::max(call(max, sliceAt), call(lanes, laneR)));
+        stages["maxlanes" + suffix] = lanes;
+        domains["rg" + suffix] = rg;
+        domains["rl" + suffix] = rl;
+      } else {
+        update(max, sliceAt,
+               Halide::max(call(max, sliceAt),
+                           Halide::select(visibleR && !isNegInf(curR), curR,
+                                          lowest(type))));
+      }
       define(num, batch.vars({i, j}),
              Halide::select(visible(i, j) && !isNegInf(cur),
                             softmaxExp(cur - call(max, sliceAt)),

@@ -39,7 +39,16 @@ static void scheduleOperands(OpStages &op, int vector) {
   }
 }
 
-/// Step funcs of a row-attention op (num<t>, max<t>, den<t>), in step order.
+/// The first stage of a row maximum, lanes(lane, i, b...), at `out`'s
+/// `task`: the rows of the block are the inner loop, so each key group
+/// updates independent per-row vectors (no dependency chain per row).
+static void scheduleLaneMaxima(Func lanes, Func out, Var task, int vector) {
+  std::vector<Var> args = lanes.args(); // lane, i, b...
+  lanes.compute_at(out, task).vectorize(args[0], vector);
+  lanes.update().reorder(args[0], args[1]).vectorize(args[0], vector);
+}
+
+/// Step funcs of a row-attention op (num<t>, maxlanes<t>, max<t>, den<t>).
 static std::vector<std::pair<std::string, Func>> stepStages(OpStages &op) {
   std::vector<std::pair<std::string, Func>> result;
   for (auto &[role, f] : op.stages)
@@ -119,14 +128,17 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
 
   // Statistics and weights of the block's rows.
   for (auto &[role, f] : stepStages(op)) {
-    std::string suffix = role.substr(3);
     if (role.rfind("num", 0) == 0) {
       f.compute_at(out, task).vectorize(f.args()[0], vector,
                                         TailStrategy::GuardWithIf);
-      continue;
+    } else if (role.rfind("maxlanes", 0) == 0) {
+      scheduleLaneMaxima(f, out, task, vector);
+    } else if (role.rfind("max", 0) == 0) {
+      f.compute_at(out, task); // the max of one row's lanes
+    } else {
+      scheduleRowStatistic(f, op.domains.at("r" + role.substr(3)), out, task,
+                           vector, /*isMax=*/false);
     }
-    scheduleRowStatistic(f, op.domains.at("r" + suffix), out, task, vector,
-                         role.rfind("max", 0) == 0);
   }
 
   // Output rows: weights x V, register-tiled (valueTileRows rows x
@@ -188,6 +200,13 @@ void mlir::attn::codegen::scheduleMaterializedAttention(
         stat->second.compute_root().parallel(statArgs[0]);
         stat->second.update().parallel(statArgs[0]);
       }
+    }
+    auto lanes = op.stages.find("maxlanes" + suffix);
+    if (lanes != op.stages.end()) {
+      Func f = lanes->second;
+      std::vector<Var> args = f.args(); // lane, i, b...
+      f.compute_root().vectorize(args[0]).parallel(args[1]);
+      f.update().vectorize(args[0]).parallel(args[1]);
     }
   }
   auto plain = op.stages.find("num");

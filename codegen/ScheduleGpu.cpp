@@ -139,8 +139,14 @@ void gpuRowAttention(OpStages &op, const ScheduleContext &ctx) {
   // Queries per block: the block's scores and row statistics (one value
   // per statistic and query) should fit in shared memory.
   int64_t statistics = 0;
-  for (auto &[role, f] : op.stages)
-    statistics += role.rfind("max", 0) == 0 || role.rfind("den", 0) == 0;
+  for (auto &[role, f] : op.stages) {
+    if (role.rfind("maxlanes", 0) == 0)
+      statistics += Halide::Internal::as_const_int(
+                        op.domains.at("rl" + role.substr(8)).x.extent())
+                        .value_or(1);
+    else
+      statistics += role.rfind("max", 0) == 0 || role.rfind("den", 0) == 0;
+  }
   int queryBlock = std::max(1, p.queryBlock);
   auto keys = Halide::Internal::as_const_int(m);
   bool shared = false;
@@ -200,8 +206,15 @@ void gpuRowAttention(OpStages &op, const ScheduleContext &ctx) {
     if (role.rfind("max", 0) != 0 && role.rfind("den", 0) != 0)
       continue;
     Func stat = f;
-    Var row = stat.args()[0];
     stat.compute_at(out, qblock).store_in(MemoryType::GPUShared);
+    if (role.rfind("maxlanes", 0) == 0) {
+      // (lane, i): a thread per lane and query.
+      Var lane = stat.args()[0], row = stat.args()[1];
+      stat.gpu_threads(lane, row);
+      stat.update().gpu_threads(lane, row);
+      continue;
+    }
+    Var row = stat.args()[0];
     stat.gpu_threads(row);
     for (int k = 0; k < stat.num_update_definitions(); ++k)
       stat.update(k).gpu_threads(row);
@@ -230,6 +243,9 @@ void gpuMaterializedAttention(OpStages &op, const ScheduleContext &ctx) {
       else
         gpuPositionReduction(stat->second, op.domains.at("r" + suffix), ctx);
     }
+    auto lanes = op.stages.find("maxlanes" + suffix);
+    if (lanes != op.stages.end())
+      gpuRoot(lanes->second, ctx);
   }
   auto plain = op.stages.find("num");
   if (plain != op.stages.end())
