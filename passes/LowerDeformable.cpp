@@ -17,7 +17,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNLOWERDEFORMABLEPASS
@@ -152,12 +152,10 @@ struct AttnLowerDeformablePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<LowerDeformableOp>(&getContext());
-    // Only this rewrite: other ops stay as written, constants where made.
-    GreedyRewriteConfig config;
-    config.enableFolding(false).enableConstantCSE(false);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
-      return signalPassFailure();
+    // One sweep: the lowered ops are primitives that no pattern matches,
+    // and unlike the greedy driver the walk neither folds nor erases the
+    // ops it does not lower (they stay as written).
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
   }
 };
 

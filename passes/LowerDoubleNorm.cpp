@@ -17,7 +17,7 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 #include <limits>
 
@@ -147,12 +147,10 @@ struct AttnLowerDoubleNormPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<LowerDotProduct, LowerExternal>(&getContext());
-    // Only these rewrites: ops the pass does not lower stay as written.
-    GreedyRewriteConfig config;
-    config.enableFolding(false).enableConstantCSE(false);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
-      return signalPassFailure();
+    // One sweep: the lowered ops are primitives that no pattern matches,
+    // and unlike the greedy driver the walk neither folds nor erases the
+    // ops it does not lower (they stay as written).
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
   }
 };
 

@@ -127,6 +127,8 @@ def AttnLowerDoubleNormPass : Pass<"attn-lower-double-norm", "mlir::ModuleOp"> {
     kernels never build the n x m scores. Not in `attn-default-pipeline`
     (the fused op is the fast codegen path). Exact. See docs/lowering.md.
   }];
+  // tensor.cast when the declared result type is more or less static.
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
 }
 
 #endif // ATTN_PASSES_TD
