@@ -1,4 +1,13 @@
 // RUN: attn-opt %s -split-input-file --attn-lower-deformable | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-lower-deformable | attn-opt -split-input-file --attn-cost -mlir-print-op-on-diagnostic=false 2>&1 >/dev/null | FileCheck %s --check-prefix=COST
+
+// The cost model knows the new primitives (second RUN line): attn.floor is
+// one FLOP per element into a new tensor (its input has other users);
+// attn.gather_pixels copies 2x5x3x2x4x8 = 1920 values, no arithmetic.
+// COST: remark: cost: macs = 0, flops = 480, floats = 480
+// COST-NEXT: attn.floor
+// COST: remark: cost: macs = 0, flops = 0, floats = 1920
+// COST-NEXT: attn.gather_pixels
 
 // Multi-scale deformable attention lowered to primitives (align_corners
 // false): pixel = loc * (W_l, H_l) - 0.5, floor and fraction, the 4 corner
