@@ -142,6 +142,9 @@ public:
   LogicalResult lowerDiv(Operation *op);
   LogicalResult lowerReduceSum(Operation *op);
   LogicalResult lowerCast(Operation *op);
+  LogicalResult lowerFloor(Operation *op);
+  LogicalResult lowerGatherPixels(Operation *op);
+  LogicalResult lowerExtractSlice(Operation *op);
   // Sizes: index and i1 values become scalar Exprs (see `scalars`).
   LogicalResult lowerDim(Operation *op);
   LogicalResult lowerIndexArith(Operation *op);
@@ -291,6 +294,9 @@ const Lowering kLowerings[] = {
     {"arith.cmpi", &KernelBuilder::lowerCmpI},
     {"arith.select", &KernelBuilder::lowerSelect},
     {"scf.if", &KernelBuilder::lowerIf},
+    {"attn.floor", &KernelBuilder::lowerFloor},
+    {"attn.gather_pixels", &KernelBuilder::lowerGatherPixels},
+    {"tensor.extract_slice", &KernelBuilder::lowerExtractSlice},
 };
 
 //===----------------------------------------------------------------------===//
@@ -1044,6 +1050,109 @@ LogicalResult KernelBuilder::lowerCast(Operation *operation) {
   std::vector<Var> vars = makeVars(input.rank());
   Func result(opFuncName(op));
   define(result, vars, input(toExprs(vars)));
+  bind(op, Family::Elementwise, {result, *shape, input.type});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Primitives of --attn-lower-deformable
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelBuilder::lowerFloor(Operation *operation) {
+  auto op = cast<FloorOp>(operation);
+  const TensorFunc &input = get(op.getInput());
+  Func result(opFuncName(op));
+  std::vector<Var> vars = makeVars(input.rank());
+  define(result, vars, Halide::floor(input(toExprs(vars))));
+  bind(op, Family::Elementwise, {result, input.shape, input.type});
+  return success();
+}
+
+// out[n, q, h, l, p, d] = value[n, start_l + y W_l + x, h, d] for the pixel
+// (x, y) = floor(pixels[n, q, h, l, p, :]) inside level l, else 0. Levels are
+// static: per-level sizes are select chains on l.
+LogicalResult KernelBuilder::lowerGatherPixels(Operation *operation) {
+  auto op = cast<GatherPixelsOp>(operation);
+  if (failed(checkLevels(op, op.getSpatialShapes())))
+    return failure();
+  const TensorFunc &value = get(op.getValue());
+  const TensorFunc &pixels = get(op.getPixels());
+  std::string name = opFuncName(op);
+  std::vector<int> heights, widths, starts;
+  levelTables(op.getSpatialShapes(), heights, widths, starts);
+  requireEqual(value.shape[0], pixels.shape[0], name + " batch dim");
+  requireEqual(value.shape[2], pixels.shape[2], name + " head dim");
+  std::vector<Expr> computed = {pixels.shape[0], pixels.shape[1],
+                                pixels.shape[2], pixels.shape[3],
+                                pixels.shape[4], value.shape[3]};
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, cast<RankedTensorType>(op.getType()), computed);
+  if (failed(shape))
+    return failure();
+  Var n("n"), q("q"), h("h"), l("l"), p("p"), d("d");
+  Expr height = heights.back(), width = widths.back(), start = starts.back();
+  for (size_t i = heights.size() - 1; i-- > 0;) {
+    height = Halide::select(l == static_cast<int>(i), heights[i], height);
+    width = Halide::select(l == static_cast<int>(i), widths[i], width);
+    start = Halide::select(l == static_cast<int>(i), starts[i], start);
+  }
+  Halide::Type type = value.type;
+  Expr x = Halide::floor(pixels({n, q, h, l, p, 0}));
+  Expr y = Halide::floor(pixels({n, q, h, l, p, 1}));
+  // Compared as floats before the int conversion, which keeps it defined;
+  // is_finite is exempt from fast-math.
+  Expr inside = Halide::is_finite(x) && Halide::is_finite(y) &&
+                x >= constant(type, 0.0) && x < Halide::cast(type, width) &&
+                y >= constant(type, 0.0) && y < Halide::cast(type, height);
+  Expr xi = Halide::cast<int>(Halide::select(inside, x, constant(type, 0.0)));
+  Expr yi = Halide::cast<int>(Halide::select(inside, y, constant(type, 0.0)));
+  // Clamped so bounds inference sees [0, Lv); outside pixels read row 0.
+  Expr row = Halide::clamp(start + yi * width + xi, 0, value.shape[1] - 1);
+  Func result(name);
+  define(result, {n, q, h, l, p, d},
+         Halide::select(inside, value({n, row, h, d}), constant(type, 0.0)));
+  bind(op, Family::Gather, {result, *shape, type});
+  return success();
+}
+
+// A strided block with static offsets, sizes and strides (the rank kept):
+// out[i] = in[offset + i * stride] per dim.
+LogicalResult KernelBuilder::lowerExtractSlice(Operation *operation) {
+  auto op = cast<tensor::ExtractSliceOp>(operation);
+  if (!op.getOffsets().empty() || !op.getSizes().empty() ||
+      !op.getStrides().empty())
+    return op.emitError("codegen needs static offsets, sizes and strides for "
+                        "tensor.extract_slice");
+  if (op.getType().getRank() != op.getSourceType().getRank())
+    return op.emitError("codegen does not support rank-reducing "
+                        "tensor.extract_slice");
+  const TensorFunc &input = get(op.getSource());
+  std::string name = opFuncName(op);
+  ArrayRef<int64_t> offsets = op.getStaticOffsets(),
+                    sizes = op.getStaticSizes(), strides = op.getStaticStrides();
+  for (size_t d = 0; d < input.rank(); ++d) {
+    if (offsets[d] + (sizes[d] - 1) * strides[d] >
+        std::numeric_limits<int32_t>::max())
+      return op.emitError("codegen: tensor.extract_slice reads past the "
+                          "2^31 - 1 elements a Halide dim can hold");
+    // The last index read must be inside a source dim that may be dynamic.
+    if (sizes[d] > 0)
+      algorithm.requirements.emplace_back(
+          Expr(static_cast<int32_t>(offsets[d] + (sizes[d] - 1) * strides[d])) <
+              input.shape[d],
+          func.getSymName().str() + ": " + name + " reads dim " +
+              std::to_string(d) + " out of bounds");
+  }
+  FailureOr<std::vector<Expr>> shape = extents(op, op.getType(), {});
+  if (failed(shape))
+    return failure();
+  std::vector<Var> vars = makeVars(input.rank());
+  Index at;
+  for (size_t d = 0; d < input.rank(); ++d)
+    at.push_back(static_cast<int32_t>(offsets[d]) +
+                 vars[d] * static_cast<int32_t>(strides[d]));
+  Func result(name);
+  define(result, vars, input(at));
   bind(op, Family::Elementwise, {result, *shape, input.type});
   return success();
 }

@@ -146,6 +146,7 @@ ATTN_COMPATIBLE_RETURN_TYPES(MulOp)
 ATTN_COMPATIBLE_RETURN_TYPES(DivOp)
 ATTN_COMPATIBLE_RETURN_TYPES(ReduceSumOp)
 ATTN_COMPATIBLE_RETURN_TYPES(BilinearGatherOp)
+ATTN_COMPATIBLE_RETURN_TYPES(GatherPixelsOp)
 #undef ATTN_COMPATIBLE_RETURN_TYPES
 
 /// The operand names attn.external uses in shape errors.
@@ -222,6 +223,11 @@ ATTN_INFER_RETURN_TYPES(
     inferBilinearGatherShape(shapeOf(adaptor.getValue()),
                              shapeOf(adaptor.getLocations()),
                              adaptor.getSpatialShapes(), emitError))
+ATTN_INFER_RETURN_TYPES(
+    GatherPixelsOp,
+    inferGatherPixelsShape(shapeOf(adaptor.getValue()),
+                           shapeOf(adaptor.getPixels()),
+                           adaptor.getSpatialShapes(), emitError))
 #undef ATTN_INFER_RETURN_TYPES
 
 //===----------------------------------------------------------------------===//

@@ -401,4 +401,52 @@ def Attn_BilinearGatherOp : Attn_InferredShapeOp<"bilinear_gather"> {
   }];
 }
 
+def Attn_FloorOp : Attn_UnaryOp<"floor"> {
+  let summary = "elementwise floor (round toward -inf)";
+  let description = [{
+    out = floor(in) elementwise; infinities and NaN stay as they are. The
+    integer part of a sampling pixel in `--attn-lower-deformable` (its
+    fraction is `in - floor(in)`).
+
+    ```mlir
+    %base = attn.floor %pixel : tensor<1x100x8x4x4x2xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Attn_GatherPixelsOp : Attn_InferredShapeOp<"gather_pixels"> {
+  let summary = "value vectors at integer pixels of a multi-level feature map";
+  let description = [{
+    value (N, sum H_l W_l, M, D) with levels stored row-major (h, w) one
+    after another, as in `attn.deformable`; pixels (N, Lq, M, L, P, 2) as
+    (x, y) pixel coordinates of level l -> (N, Lq, M, L, P, D):
+
+        out[n, q, h, l, p, :] = value[n, start_l + y W_l + x, h, :]
+            if 0 <= x < W_l and 0 <= y < H_l, else 0
+
+    with (x, y) rounded down to integers first (they are meant to be
+    integer-valued, e.g. the result of `attn.floor` plus a corner offset); a
+    coordinate that is not finite also gives 0. The corner gather of
+    `--attn-lower-deformable`: a corner outside its level contributes 0.
+
+    ```mlir
+    %g = attn.gather_pixels %value, %corner levels [32x32, 16x16]
+        : tensor<1x1280x8x32xf32>, tensor<1x100x8x2x4x2xf32>
+        -> tensor<1x100x8x2x4x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$value,
+    Attn_FloatTensor:$pixels,
+    DenseI64ArrayAttr:$spatial_shapes
+  );
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $value `,` $pixels `levels` custom<Levels>($spatial_shapes) attr-dict
+    `:` type($value) `,` type($pixels) `->` type($result)
+  }];
+}
+
 #endif // ATTN_OPS_TD

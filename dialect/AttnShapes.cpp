@@ -288,6 +288,12 @@ FailureOr<Shape> mlir::attn::inferBilinearGatherShape(
   return inferSamplingDims(value, locations, spatialShapes, emitError);
 }
 
+FailureOr<Shape> mlir::attn::inferGatherPixelsShape(
+    ArrayRef<int64_t> value, ArrayRef<int64_t> pixels,
+    ArrayRef<int64_t> spatialShapes, EmitShapeError emitError) {
+  return inferSamplingDims(value, pixels, spatialShapes, emitError);
+}
+
 FailureOr<Shape> mlir::attn::inferDeformableShape(
     ArrayRef<int64_t> value, ArrayRef<int64_t> locations,
     ArrayRef<int64_t> weights, ArrayRef<int64_t> spatialShapes,

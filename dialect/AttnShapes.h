@@ -72,6 +72,13 @@ FailureOr<Shape> inferBilinearGatherShape(ArrayRef<int64_t> value,
                                           ArrayRef<int64_t> spatialShapes,
                                           EmitShapeError emitError);
 
+/// attn.gather_pixels: value (N, Lv, M, D), pixels (N, Lq, M, L, P, 2)
+/// -> (N, Lq, M, L, P, D); the same rule as bilinear_gather.
+FailureOr<Shape> inferGatherPixelsShape(ArrayRef<int64_t> value,
+                                        ArrayRef<int64_t> pixels,
+                                        ArrayRef<int64_t> spatialShapes,
+                                        EmitShapeError emitError);
+
 /// attn.deformable: as bilinear_gather plus weights (N, Lq, M, L, P)
 /// -> (N, Lq, M*D).
 FailureOr<Shape> inferDeformableShape(ArrayRef<int64_t> value,

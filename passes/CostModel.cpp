@@ -211,6 +211,12 @@ CostStatus mlir::attn::estimateOpCost(Operation *op, OpCost &cost) {
                return cost;
              })
              .Case([](CausalMaskOp op) { return elementwise(op, 0); })
+             .Case([](FloorOp op) { return elementwise(op, 1); })
+             .Case([](GatherPixelsOp op) {
+               // A copy (or a 0) per element into a new tensor: no
+               // arithmetic, never in place (it reads another tensor).
+               return contraction(0, 0, numElements(op.getResult()));
+             })
              .Default([](Operation *) { return OpCost(); });
   return CostStatus::Known;
 }

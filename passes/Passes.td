@@ -77,4 +77,58 @@ def AttnReassociatePass : Pass<"attn-reassociate", "mlir::ModuleOp"> {
   ];
 }
 
+def AttnLowerDeformablePass : Pass<"attn-lower-deformable", "mlir::ModuleOp"> {
+  let summary = "Lower multi-scale deformable attention to gathers and sums";
+  let description = [{
+    Rewrites each `attn.deformable` (value (N, Lv, M, D), locations
+    (N, Lq, M, L, P, 2), weights (N, Lq, M, L, P)) into primitive ops that
+    keep the batch and head dims:
+
+    1. pixel = loc * size_l + offset, with per-level constants
+       (size_l = (W_l, H_l), offset = -0.5; with `align_corners`
+       size_l = (W_l - 1, H_l - 1) and no offset);
+    2. base = floor(pixel) (`attn.floor`), frac = pixel - base, and the
+       fractions fx, fy as `tensor.extract_slice`s;
+    3. for each corner (dx, dy) in {0, 1}^2: the corner pixel base + (dx, dy),
+       its value vectors from its level (`attn.gather_pixels`, 0 outside the
+       level) and its bilinear weight (dx ? fx : 1 - fx) (dy ? fy : 1 - fy);
+    4. the sum of weight x value over the corners, times the attention
+       weight, summed over points and then levels (`attn.reduce_sum`) and
+       reshaped to (N, Lq, M*D).
+
+    Exact: the lowered IR computes the same function as the fused op up to
+    float reassociation (except that a non-finite location gives NaN instead
+    of 0). Static shapes only: ops with dynamic sizes are left alone. Not in
+    `attn-default-pipeline`: the fused op is the fast codegen path; the
+    lowering is for inspection, verification and targets without a fused
+    kernel. See docs/lowering.md.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::tensor::TensorDialect"
+  ];
+}
+
+def AttnLowerDoubleNormPass : Pass<"attn-lower-double-norm", "mlir::ModuleOp"> {
+  let summary = "Lower attention with normalization lists to primitive steps";
+  let description = [{
+    Rewrites each `attn.dot_product` whose normalization list has more than
+    one step or a step over queries (and each `attn.external`, whose list is
+    [softmax over queries, sum over keys eps]) into primitive ops:
+    `attn.feature_map` of Q and K (if any), the scores
+    `attn.matmul Q, K transpose_rhs`, `attn.scale`, the additive mask
+    (`attn.add`), then one `attn.normalize` per step in list order (dim -1 of
+    the scores for a step over keys, dim -2 over queries, with its eps), and
+    `attn.matmul` with V. Leading (batch, head) dims are kept. With `causal`,
+    an `attn.causal_mask` comes before the first step (fill 0) and before
+    every softmax (fill -inf), so hidden entries take part in no step.
+
+    Attention with a single step over keys (or none) is left alone: its fused
+    kernels never build the n x m scores. Not in `attn-default-pipeline`
+    (the fused op is the fast codegen path). Exact. See docs/lowering.md.
+  }];
+  // tensor.cast when the declared result type is more or less static.
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
 #endif // ATTN_PASSES_TD

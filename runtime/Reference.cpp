@@ -491,6 +491,69 @@ Status scale(const Tensor &input, double factor, Tensor &out) {
   return Status::ok();
 }
 
+Status floor(const Tensor &input, Tensor &out) {
+  const char *op = "floor";
+  if (Status s = checkTensor(op, "input", input); !s)
+    return s;
+  Tensor result;
+  if (Status s = allocate(op, input.shape, result); !s)
+    return s;
+  for (size_t i = 0; i < input.data.size(); ++i)
+    result.data[i] = std::floor(input.data[i]);
+  out = std::move(result);
+  return Status::ok();
+}
+
+Status slice(const Tensor &input, const std::vector<int64_t> &offsets,
+             const std::vector<int64_t> &sizes,
+             const std::vector<int64_t> &strides, Tensor &out) {
+  const char *op = "slice";
+  if (Status s = checkTensor(op, "input", input); !s)
+    return s;
+  const size_t rank = input.shape.size();
+  if (offsets.size() != rank || sizes.size() != rank || strides.size() != rank)
+    return fail(op, "offsets, sizes and strides need one entry per dim of " +
+                        input.shapeString());
+  for (size_t d = 0; d < rank; ++d) {
+    if (offsets[d] < 0 || sizes[d] < 0 || strides[d] < 1)
+      return fail(op, "dim " + std::to_string(d) + ": offset " +
+                          std::to_string(offsets[d]) + ", size " +
+                          std::to_string(sizes[d]) + ", stride " +
+                          std::to_string(strides[d]) +
+                          " (offsets and sizes >= 0, strides >= 1)");
+    // The last index read, offset + (size - 1) * stride, must be in range.
+    int64_t span;
+    if (sizes[d] > 0 && (!checkedMul(sizes[d] - 1, strides[d], span) ||
+                         span >= input.shape[d] - offsets[d]))
+      return fail(op, "dim " + std::to_string(d) + " of " +
+                          input.shapeString() + ": " +
+                          std::to_string(sizes[d]) + " elements from " +
+                          std::to_string(offsets[d]) + " with stride " +
+                          std::to_string(strides[d]) + " run out of bounds");
+  }
+  Tensor result;
+  if (Status s = allocate(op, sizes, result); !s)
+    return s;
+  // Row-major strides of the input, then one odometer over the result.
+  std::vector<int64_t> inputStride(rank, 1);
+  for (size_t d = rank; d-- > 1;)
+    inputStride[d - 1] = inputStride[d] * input.shape[d];
+  std::vector<int64_t> index(rank, 0);
+  for (double &element : result.data) {
+    int64_t at = 0;
+    for (size_t d = 0; d < rank; ++d)
+      at += (offsets[d] + index[d] * strides[d]) * inputStride[d];
+    element = input.data[at];
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < sizes[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  out = std::move(result);
+  return Status::ok();
+}
+
 Status featureMap(const Tensor &input, FeatureMap map, Tensor &out) {
   const char *op = "featureMap";
   if (Status s = checkTensor(op, "input", input); !s)
@@ -659,6 +722,46 @@ Status bilinearGather(const Tensor &value, const Tensor &locations,
               o += depth;
             }
           }
+  }
+  out = std::move(result);
+  return Status::ok();
+}
+
+Status gatherPixels(const Tensor &value, const Tensor &pixels,
+                    const std::vector<SpatialLevel> &levels, Tensor &out) {
+  const char *op = "gatherPixels";
+  std::vector<int64_t> levelStart;
+  if (Status s = checkSampling(op, value, pixels, levels, levelStart); !s)
+    return s;
+  const int64_t batch = value.shape[0], lv = value.shape[1],
+                heads = value.shape[2], depth = value.shape[3];
+  const int64_t lq = pixels.shape[1], numLevels = pixels.shape[3],
+                points = pixels.shape[4];
+  Tensor result;
+  if (Status s =
+          allocate(op, {batch, lq, heads, numLevels, points, depth}, result);
+      !s)
+    return s;
+  if (!result.data.empty()) {
+    double *o = result.data.data();
+    const double *pixel = pixels.data.data();
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t q = 0; q < lq; ++q)
+        for (int64_t h = 0; h < heads; ++h)
+          for (int64_t l = 0; l < numLevels; ++l)
+            for (int64_t p = 0; p < points; ++p, pixel += 2, o += depth) {
+              double x = std::floor(pixel[0]), y = std::floor(pixel[1]);
+              // Compared in double, so the int conversion below is in range;
+              // NaN fails every comparison and gives 0 too.
+              if (!(x >= 0.0 && x < double(levels[l].width) && y >= 0.0 &&
+                    y < double(levels[l].height)))
+                continue; // stays 0
+              int64_t row = levelStart[l] +
+                            int64_t(y) * levels[l].width + int64_t(x);
+              const double *src =
+                  value.data.data() + ((n * lv + row) * heads + h) * depth;
+              std::copy(src, src + depth, o);
+            }
   }
   out = std::move(result);
   return Status::ok();

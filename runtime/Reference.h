@@ -99,6 +99,17 @@ Status reduceSum(const Tensor &input, int64_t axis, Tensor &out);
 /// query) are replaced by `fill` (use -inf before a softmax, 0 otherwise).
 Status causalMask(const Tensor &input, double fill, Tensor &out);
 
+/// out = floor(input) elementwise (infinities and NaN unchanged).
+Status floor(const Tensor &input, Tensor &out);
+
+/// The block of `input` that starts at `offsets` and takes `sizes[d]`
+/// elements `strides[d]` apart along each dim d (tensor.extract_slice with
+/// static offsets, sizes and strides; the rank is kept). Every index read
+/// must be inside `input`; strides are >= 1.
+Status slice(const Tensor &input, const std::vector<int64_t> &offsets,
+             const std::vector<int64_t> &sizes,
+             const std::vector<int64_t> &strides, Tensor &out);
+
 /// One level of a multi-scale feature map: rows [start, start + height*width)
 /// of the value tensor, stored row-major (h, w).
 struct SpatialLevel {
@@ -117,6 +128,16 @@ struct SpatialLevel {
 Status bilinearGather(const Tensor &value, const Tensor &locations,
                       const std::vector<SpatialLevel> &levels,
                       bool alignCorners, Tensor &out);
+
+/// Value vectors at integer pixels of every level.
+///   value  (N, Lv, M, D), Lv = sum of height*width over levels
+///   pixels (N, Lq, M, L, P, 2), (x, y) pixel coordinates of level l
+///   out    (N, Lq, M, L, P, D)
+/// out[n, q, h, l, p, :] = value[n, start_l + y*W_l + x, h, :] with (x, y)
+/// rounded down to integers; 0 when the pixel is outside [0, W_l) x [0, H_l)
+/// or a coordinate is not finite.
+Status gatherPixels(const Tensor &value, const Tensor &pixels,
+                    const std::vector<SpatialLevel> &levels, Tensor &out);
 
 //===----------------------------------------------------------------------===//
 // High-level attention ops (implemented directly, not through the primitives,

@@ -803,3 +803,66 @@ func.func @reduce_sum_negative_dim(%x: tensor<4x8xf32>) {
   %0 = attn.reduce_sum %x dim -1 : tensor<4x8xf32> -> tensor<4x8xf32>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// attn.floor and attn.gather_pixels
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// attn.floor keeps its operand type.
+func.func @floor_result_type(%x: tensor<4x2xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "attn.floor"(%x) : (tensor<4x2xf32>) -> tensor<4x2xf64>
+  return
+}
+
+// -----
+
+// gather_pixels: the pixels end in (x, y).
+func.func @gather_pixels_not_pairs(%v: tensor<1x16x4x8xf32>, %p: tensor<1x10x4x1x4x3xf32>) {
+  // expected-error @+2 {{'attn.gather_pixels' op failed to infer returned types}}
+  // expected-error @+1 {{sampling locations must end in a dim of 2 (x, y), got 3}}
+  %0 = attn.gather_pixels %v, %p levels [4x4] : tensor<1x16x4x8xf32>, tensor<1x10x4x1x4x3xf32> -> tensor<1x10x4x1x4x8xf32>
+  return
+}
+
+// -----
+
+// gather_pixels: the value rows are the levels' pixels.
+func.func @gather_pixels_rows(%v: tensor<1x17x4x8xf32>, %p: tensor<1x10x4x1x4x2xf32>) {
+  // expected-error @+2 {{'attn.gather_pixels' op failed to infer returned types}}
+  // expected-error @+1 {{value has 17 positions but the levels add up to 16}}
+  %0 = attn.gather_pixels %v, %p levels [4x4] : tensor<1x17x4x8xf32>, tensor<1x10x4x1x4x2xf32> -> tensor<1x10x4x1x4x8xf32>
+  return
+}
+
+// -----
+
+// gather_pixels: one level dim entry per listed level.
+func.func @gather_pixels_levels(%v: tensor<1x20x4x8xf32>, %p: tensor<1x10x4x1x4x2xf32>) {
+  // expected-error @+2 {{'attn.gather_pixels' op failed to infer returned types}}
+  // expected-error @+1 {{sampling locations have 1 levels but `levels` lists 2}}
+  %0 = attn.gather_pixels %v, %p levels [4x4, 2x2] : tensor<1x20x4x8xf32>, tensor<1x10x4x1x4x2xf32> -> tensor<1x10x4x2x4x8xf32>
+  return
+}
+
+// -----
+
+// gather_pixels: heads of value and pixels agree.
+func.func @gather_pixels_heads(%v: tensor<1x16x4x8xf32>, %p: tensor<1x10x3x1x4x2xf32>) {
+  // expected-error @+2 {{'attn.gather_pixels' op failed to infer returned types}}
+  // expected-error @+1 {{heads}}
+  %0 = attn.gather_pixels %v, %p levels [4x4] : tensor<1x16x4x8xf32>, tensor<1x10x3x1x4x2xf32> -> tensor<1x10x3x1x4x8xf32>
+  return
+}
+
+// -----
+
+// gather_pixels: the result carries the value's channels.
+func.func @gather_pixels_result(%v: tensor<1x16x4x8xf32>, %p: tensor<1x10x4x1x4x2xf32>) {
+  // expected-error @+2 {{'attn.gather_pixels' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.gather_pixels' op inferred type(s) 'tensor<1x10x4x1x4x8xf32>' are incompatible with return type(s) of operation 'tensor<1x10x4x1x4x2xf32>'}}
+  %0 = attn.gather_pixels %v, %p levels [4x4] : tensor<1x16x4x8xf32>, tensor<1x10x4x1x4x2xf32> -> tensor<1x10x4x1x4x2xf32>
+  return
+}

@@ -418,3 +418,23 @@ func.func @mul_div_reduce_sum_exclusive(%a: tensor<2x128x64xf32>, %r: tensor<2x1
   %6 = attn.prefix_sum %a dim 1 exclusive : tensor<2x128x64xf32>
   return
 }
+
+// -----
+
+// The primitives of --attn-lower-deformable: attn.floor (elementwise, any
+// rank, f32 or f64) and attn.gather_pixels (levels as in attn.deformable;
+// dynamic batch and queries).
+// CHECK-LABEL: func.func @floor_gather_pixels
+// CHECK-SAME: (%[[V:[a-z0-9_]+]]: tensor<2x20x3x8xf32>, %[[P:[a-z0-9_]+]]: tensor<2x5x3x2x4x2xf32>, %[[DV:[a-z0-9_]+]]: tensor<?x20x3x8xf64>, %[[DP:[a-z0-9_]+]]: tensor<?x?x3x2x4x2xf64>)
+// CHECK: %[[B:.+]] = attn.floor %[[P]] : tensor<2x5x3x2x4x2xf32>
+// CHECK: attn.floor %[[DP]] : tensor<?x?x3x2x4x2xf64>
+// CHECK: attn.gather_pixels %[[V]], %[[B]] levels [4x4, 2x2] : tensor<2x20x3x8xf32>, tensor<2x5x3x2x4x2xf32> -> tensor<2x5x3x2x4x8xf32>
+// CHECK: attn.gather_pixels %[[DV]], %[[DP]] levels [4x4, 2x2] : tensor<?x20x3x8xf64>, tensor<?x?x3x2x4x2xf64> -> tensor<?x?x3x2x4x8xf64>
+func.func @floor_gather_pixels(%v: tensor<2x20x3x8xf32>, %p: tensor<2x5x3x2x4x2xf32>,
+                               %dv: tensor<?x20x3x8xf64>, %dp: tensor<?x?x3x2x4x2xf64>) {
+  %0 = attn.floor %p : tensor<2x5x3x2x4x2xf32>
+  %1 = attn.floor %dp : tensor<?x?x3x2x4x2xf64>
+  %2 = attn.gather_pixels %v, %0 levels [4x4, 2x2] : tensor<2x20x3x8xf32>, tensor<2x5x3x2x4x2xf32> -> tensor<2x5x3x2x4x8xf32>
+  %3 = attn.gather_pixels %dv, %dp levels [4x4, 2x2] : tensor<?x20x3x8xf64>, tensor<?x?x3x2x4x2xf64> -> tensor<?x?x3x2x4x8xf64>
+  return
+}

@@ -963,4 +963,131 @@ TEST(SamplingTest, Errors) {
       "deformableAttention", "locations", "1 values");
 }
 
+//===----------------------------------------------------------------------===//
+// Primitives of the deformable lowering: floor, slice, gatherPixels
+//===----------------------------------------------------------------------===//
+
+TEST(FloorTest, RoundsTowardMinusInfinity) {
+  Tensor out;
+  ASSERT_OK(floor(T({2, 3}, {-1.5, -0.0, 0.25, 2.0, -3.0, 7.999}), out));
+  expectValues(out, {2, 3}, {-2, 0, 0, 2, -3, 7});
+  ASSERT_OK(floor(T({3}, {kInf, -kInf, kNaN}), out));
+  EXPECT_EQ(out.data[0], kInf);
+  EXPECT_EQ(out.data[1], -kInf);
+  EXPECT_TRUE(std::isnan(out.data[2]));
+}
+
+TEST(SliceTest, OffsetsSizesStrides) {
+  // 3x4 with x[i][j] = 10 i + j.
+  Tensor x = T({3, 4}, {0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23});
+  Tensor out;
+  ASSERT_OK(slice(x, {0, 1}, {3, 1}, {1, 1}, out));
+  expectValues(out, {3, 1}, {1, 11, 21});
+  ASSERT_OK(slice(x, {1, 0}, {2, 2}, {1, 3}, out));
+  expectValues(out, {2, 2}, {10, 13, 20, 23});
+  ASSERT_OK(slice(x, {2, 3}, {0, 1}, {1, 1}, out));
+  EXPECT_EQ(out.shape, (std::vector<int64_t>{0, 1}));
+  EXPECT_ERROR(slice(x, {0}, {3, 1}, {1, 1}, out), "slice",
+               "one entry per dim", "3x4");
+  EXPECT_ERROR(slice(x, {0, 3}, {1, 2}, {1, 1}, out), "slice", "dim 1",
+               "out of bounds");
+  EXPECT_ERROR(slice(x, {1, 0}, {2, 2}, {2, 3}, out), "slice", "dim 0",
+               "stride 2", "out of bounds");
+  EXPECT_ERROR(slice(x, {0, 0}, {1, 1}, {0, 1}, out), "slice", "stride 0");
+  EXPECT_ERROR(slice(x, {-1, 0}, {1, 1}, {1, 1}, out), "slice", "offset -1");
+}
+
+TEST(GatherPixelsTest, HandComputed) {
+  // Two levels, 2x3 (rows 0..5) and 1x2 (rows 6, 7), of multiValue.
+  const int64_t N = 2, M = 2, D = 3;
+  std::vector<SpatialLevel> lv = {{2, 3}, {1, 2}};
+  Tensor v = multiValue(N, M, D);
+  // One query, L = 2, P = 4 pixels per level: inside, fractional (floored),
+  // and outside on each side.
+  std::vector<double> level0 = {2, 1, 0.75, 1.5, -1, 0, 3, 0};
+  std::vector<double> level1 = {1, 0, 0, -0.5, 2, 0, 0, 1};
+  std::vector<double> rows0 = {5, 3, -1, -1}, rows1 = {7, -1, -1, -1};
+  Tensor pixels({N, 1, M, 2, 4, 2});
+  for (int64_t nh = 0; nh < N * M; ++nh)
+    for (int64_t i = 0; i < 8; ++i) {
+      pixels.data[nh * 16 + i] = level0[i];
+      pixels.data[nh * 16 + 8 + i] = level1[i];
+    }
+  Tensor out;
+  ASSERT_OK(gatherPixels(v, pixels, lv, out));
+  ASSERT_EQ(out.shape, (std::vector<int64_t>{N, 1, M, 2, 4, D}));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t h = 0; h < M; ++h)
+      for (int64_t l = 0; l < 2; ++l)
+        for (int64_t p = 0; p < 4; ++p)
+          for (int64_t d = 0; d < D; ++d) {
+            double row = (l == 0 ? rows0 : rows1)[p];
+            double expected =
+                row < 0 ? 0.0 : 1000 * n + 100 * h + 10 * d + row;
+            EXPECT_EQ(out.data[((((n * M + h) * 2 + l) * 4 + p) * D) + d],
+                      expected)
+                << "n " << n << " h " << h << " l " << l << " p " << p;
+          }
+}
+
+TEST(GatherPixelsTest, NonFiniteAndHugeGiveZero) {
+  Tensor v = level23();
+  std::vector<SpatialLevel> lv = {{2, 3}};
+  for (auto [x, y] : std::vector<std::pair<double, double>>{
+           {kNaN, 0}, {0, kInf}, {-kInf, 0}, {1e300, 0}, {0, -1e300}}) {
+    Tensor out;
+    ASSERT_OK(gatherPixels(v, T({1, 1, 1, 1, 1, 2}, {x, y}), lv, out));
+    EXPECT_EQ(out.data[0], 0.0) << x << ", " << y;
+  }
+}
+
+TEST(GatherPixelsTest, Errors) {
+  std::vector<SpatialLevel> lv = {{2, 3}, {1, 2}};
+  Tensor v({1, 8, 2, 4}), pixels({1, 5, 2, 2, 3, 2}), out;
+  ASSERT_OK(gatherPixels(v, pixels, lv, out));
+  EXPECT_ERROR(gatherPixels(Tensor({8, 2, 4}), pixels, lv, out),
+               "gatherPixels", "value", "rank 4");
+  EXPECT_ERROR(gatherPixels(v, Tensor({1, 5, 2, 2, 3, 3}), lv, out),
+               "gatherPixels", "must be 2");
+  EXPECT_ERROR(gatherPixels(Tensor({1, 9, 2, 4}), pixels, lv, out),
+               "gatherPixels", "Lv = 9", "8 positions");
+}
+
+// The lowering of --attn-lower-deformable in runtime terms: the bilinear
+// sample is the sum over the 4 corners of the gathered pixel times
+// (dx ? fx : 1 - fx) (dy ? fy : 1 - fy), corners outside giving 0.
+TEST(IdentityTest, BilinearGatherIsFourCornerGathers) {
+  const int64_t N = 2, Lq = 3, M = 2, D = 4, L = 2, P = 3;
+  std::vector<SpatialLevel> lv = {{3, 5}, {2, 2}};
+  Tensor v = random({N, 19, M, D}, 91);
+  // Locations in [-0.3, 1.3): corners and whole samples fall outside.
+  Tensor loc = random({N, Lq, M, L, P, 2}, 92, -0.3, 1.3);
+  for (bool align : {false, true}) {
+    Tensor expected;
+    ASSERT_OK(bilinearGather(v, loc, lv, align, expected));
+    Tensor pixels = loc;
+    for (size_t i = 0; i < pixels.data.size(); ++i) {
+      int64_t l = (i / (2 * P)) % L;
+      double size = (i % 2 == 0) ? lv[l].width : lv[l].height;
+      pixels.data[i] = align ? loc.data[i] * (size - 1) : loc.data[i] * size - 0.5;
+    }
+    Tensor base, x0y0, sum(expected.shape);
+    ASSERT_OK(floor(pixels, base));
+    for (int dy = 0; dy < 2; ++dy)
+      for (int dx = 0; dx < 2; ++dx) {
+        Tensor corner, gathered;
+        ASSERT_OK(add(base, T({2}, {double(dx), double(dy)}), corner));
+        ASSERT_OK(gatherPixels(v, corner, lv, gathered));
+        for (size_t s = 0; s < gathered.data.size() / D; ++s) {
+          double fx = pixels.data[2 * s] - base.data[2 * s];
+          double fy = pixels.data[2 * s + 1] - base.data[2 * s + 1];
+          double weight = (dx ? fx : 1 - fx) * (dy ? fy : 1 - fy);
+          for (int64_t d = 0; d < D; ++d)
+            sum.data[s * D + d] += weight * gathered.data[s * D + d];
+        }
+      }
+    expectIdentity(sum, expected);
+  }
+}
+
 } // namespace

@@ -368,6 +368,35 @@ LogicalResult Interpreter::tensorStep(Operation *op) {
                                     op.getAlignCorners(), out);
         });
       })
+      .Case([&](FloorOp op) {
+        return call(op, result, [&](rt::Tensor &out) {
+          return rt::floor(get(op.getInput()), out);
+        });
+      })
+      .Case([&](GatherPixelsOp op) {
+        return call(op, result, [&](rt::Tensor &out) {
+          return rt::gatherPixels(get(op.getValue()), get(op.getPixels()),
+                                  toRuntimeLevels(op.getSpatialShapes()), out);
+        });
+      })
+      .Case([&](tensor::ExtractSliceOp op) -> LogicalResult {
+        if (!op.getOffsets().empty() || !op.getSizes().empty() ||
+            !op.getStrides().empty())
+          return op.emitError("the reference evaluator needs static offsets, "
+                              "sizes and strides for tensor.extract_slice");
+        if (op.getType().getRank() != op.getSourceType().getRank())
+          return op.emitError("the reference evaluator does not run "
+                              "rank-reducing tensor.extract_slice");
+        auto toVector = [](ArrayRef<int64_t> values) {
+          return std::vector<int64_t>(values.begin(), values.end());
+        };
+        return call(op, result, [&](rt::Tensor &out) {
+          return rt::slice(get(op.getSource()),
+                           toVector(op.getStaticOffsets()),
+                           toVector(op.getStaticSizes()),
+                           toVector(op.getStaticStrides()), out);
+        });
+      })
       .Case<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
           [&](Operation *op) { return reshape(op); })
       .Case([&](arith::ConstantOp op) { return constant(op); })
