@@ -4,7 +4,8 @@
 // kernel) runs before code generation unless told otherwise: canonicalize,
 // attn-reassociate (exact rewrites where they are cheaper, a run-time
 // choice for dynamic sizes), canonicalize (folds the size arithmetic), cse.
-// The lowering passes join it as they land.
+// The lowering passes (attn-lower-deformable, attn-lower-double-norm) are
+// not in it: the fused ops are the fast codegen path (docs/lowering.md).
 //
 //===----------------------------------------------------------------------===//
 
