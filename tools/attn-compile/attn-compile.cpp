@@ -5,7 +5,8 @@
 //                [--pass-pipeline P | --no-default-pipeline]
 //                [--runtime-name attn_runtime] [--no-runtime]
 //                [--report [--report-arch sm_XX] [--ptxas PATH]]
-//                [--tune [--tune-budget S] [--tune-runs N] [--tune-seed N]]
+//                [--tune [--tune-budget S] [--tune-candidates N]
+//                        [--tune-runs N] [--tune-seed N]]
 //                [--tuning-cache PATH | --no-tuning-cache]
 //                [--tune-dynamic-size N] [--autoscheduler NAME]
 //   attn-compile --runtime-only -o DIR [--target T]
@@ -145,6 +146,12 @@ static cl::opt<double> tuneBudget(
     cl::desc("Seconds the search may take per kernel (default 60); the "
              "reference evaluation and the final compile come on top"),
     cl::value_desc("seconds"), cl::init(60.0), cl::cat(compileCategory));
+static cl::opt<int> tuneCandidates(
+    "tune-candidates",
+    cl::desc("Stop after trying this many candidates (default 0: as many "
+             "as the budget allows; the first three are the default and "
+             "the two autoschedulers of the target class)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(compileCategory));
 static cl::opt<int> tuneRuns(
     "tune-runs",
     cl::desc("Timed runs per candidate, after one checked run; the median "
@@ -360,8 +367,15 @@ FailureOr<TuningSetup> resolveTuningSetup() {
   auto given = [](const cl::Option &option) {
     return option.getNumOccurrences() > 0;
   };
-  if (!tune && (given(tuneBudget) || given(tuneRuns) || given(tuneSeed))) {
-    fail("--tune-budget, --tune-runs and --tune-seed only apply with --tune");
+  if (!tune && (given(tuneBudget) || given(tuneRuns) || given(tuneSeed) ||
+                given(tuneCandidates))) {
+    fail("--tune-budget, --tune-candidates, --tune-runs and --tune-seed "
+         "only apply with --tune");
+    return failure();
+  }
+  if (tuneCandidates < 0) {
+    fail("--tune-candidates " + llvm::Twine(tuneCandidates.getValue()) +
+         ": expected a count (0: no limit)");
     return failure();
   }
   if (!(tuneBudget > 0) || !std::isfinite(tuneBudget)) {
@@ -480,9 +494,9 @@ LogicalResult chooseSchedule(func::FuncOp func, TuningSetup &setup,
     options.autoscheduler = hit->autoscheduler;
     llvm::errs() << "tune: @" << name << " cache hit in " << setup.cachePath
                  << ": " << hit->candidate << ", "
-                 << llvm::format("%.3f", hit->timeMs) << " ms";
+                 << llvm::format("%.4g", hit->timeMs) << " ms";
     if (hit->defaultTimeMs)
-      llvm::errs() << " (default " << llvm::format("%.3f", *hit->defaultTimeMs)
+      llvm::errs() << " (default " << llvm::format("%.4g", *hit->defaultTimeMs)
                    << " ms)";
     llvm::errs() << (tune ? "; not tuning again\n" : "\n");
     return success();
@@ -516,6 +530,7 @@ LogicalResult chooseSchedule(func::FuncOp func, TuningSetup &setup,
   tuneOptions.target = target;
   tuneOptions.budgetSeconds = tuneBudget;
   tuneOptions.timedRuns = tuneRuns;
+  tuneOptions.maxCandidates = tuneCandidates;
   tuneOptions.seed = tuneSeed;
   tuneOptions.tolerance = mlir::attn::kDefaultCheckTolerance;
   tuneOptions.argNames = options.argNames;
@@ -523,19 +538,26 @@ LogicalResult chooseSchedule(func::FuncOp func, TuningSetup &setup,
       tuning::tuneKernel(func, inputs, reference, tuneOptions);
   if (failed(result))
     return failure();
+  if (!result->measured) {
+    llvm::WithColor::warning(llvm::errs(), "attn-compile")
+        << "tuning @" << name << " measured no candidate within "
+        << llvm::formatv("{0}", tuneBudget.getValue()).str()
+        << " s; compiling the default schedule, nothing cached\n";
+    return success();
+  }
   options.schedule = result->best.params;
   options.autoscheduler = result->best.autoscheduler;
   llvm::errs() << "tune: @" << name << " best " << result->best.describe()
-               << ": " << llvm::format("%.3f", result->bestMs)
+               << ": " << llvm::format("%.4g", result->bestMs)
                << " ms; default ";
   if (result->defaultMs)
-    llvm::errs() << llvm::format("%.3f", *result->defaultMs) << " ms";
+    llvm::errs() << llvm::format("%.4g", *result->defaultMs) << " ms";
   else
     llvm::errs() << "rejected";
   for (const auto &[scheduler, ms] : result->autoschedulerMs) {
     llvm::errs() << ", " << scheduler << " ";
     if (ms)
-      llvm::errs() << llvm::format("%.3f", *ms) << " ms";
+      llvm::errs() << llvm::format("%.4g", *ms) << " ms";
     else
       llvm::errs() << "rejected";
   }

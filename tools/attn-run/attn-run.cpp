@@ -4,6 +4,7 @@
 //            [--random SEED [--dynamic-size N]] [--save-inputs DIR]
 //            [--output out.npy] [--reference | --check [--tolerance T]]
 //            [--bench N] [--aot] [--target T]
+//            [--autoscheduler NAME | --tuning-cache PATH]
 //            [--pass-pipeline P | --no-default-pipeline]
 //   attn-run SPEC --verify-rewrites PIPELINE [--random SEED]
 //            [--dynamic-size N]
@@ -33,6 +34,8 @@
 #include "tools/common/KernelCheck.h"
 #include "tools/common/ReferenceEvaluator.h"
 #include "tools/common/SpecLoader.h"
+#include "tools/common/Tuner.h"
+#include "tools/common/TuningCache.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/AsmParser/AsmParserState.h"
@@ -149,6 +152,18 @@ static cl::opt<std::string> passPipeline(
              "instead of attn-default-pipeline (the reference always "
              "evaluates the spec as written)"),
     cl::value_desc("pipeline"), cl::cat(runCategory));
+static cl::opt<std::string> autoschedulerName(
+    "autoscheduler",
+    cl::desc("Schedule the kernel with this Halide autoscheduler instead of "
+             "the hand schedules: Adams2019, Mullapudi2016 (CPU) or "
+             "Anderson2021 (GPU)"),
+    cl::value_desc("name"), cl::cat(runCategory));
+static cl::opt<std::string> tuningCachePath(
+    "tuning-cache",
+    cl::desc("Use the schedule this tuning cache (written by attn-compile "
+             "--tune) holds for the kernel on these input shapes, as "
+             "attn-compile would; prints whether it hit"),
+    cl::value_desc("path"), cl::cat(runCategory));
 static cl::opt<bool> noDefaultPipeline(
     "no-default-pipeline",
     cl::desc("Compile the kernel from the spec as written, without passes"),
@@ -436,6 +451,16 @@ int main(int argc, char **argv) {
                 "other");
   if (!useReference && !mlir::attn::codegen::isValidTarget(target))
     return fail(mlir::attn::codegen::invalidTargetMessage(target));
+  if (useReference && (!autoschedulerName.empty() || !tuningCachePath.empty()))
+    return fail("--reference runs no kernel; it takes no --autoscheduler or "
+                "--tuning-cache");
+  if (!autoschedulerName.empty() && !tuningCachePath.empty())
+    return fail("--autoscheduler and --tuning-cache exclude each other");
+  if (!autoschedulerName.empty() &&
+      !llvm::is_contained(mlir::attn::codegen::knownAutoschedulers(),
+                          autoschedulerName))
+    return fail("--autoscheduler " + autoschedulerName + ": expected one of " +
+                llvm::join(mlir::attn::codegen::knownAutoschedulers(), ", "));
 
   // Inputs must fit the argument types whichever way the function runs.
   for (unsigned i = 0; i < numArgs; ++i)
@@ -481,6 +506,32 @@ int main(int argc, char **argv) {
     cg::CompileOptions options;
     options.target = target;
     options.argNames = names;
+    options.autoscheduler = autoschedulerName;
+    for (const rt::Tensor &input : inputs)
+      options.shapeEstimates.push_back(input.shape);
+    if (!tuningCachePath.empty()) {
+      namespace tuning = mlir::attn::tuning;
+      std::string cacheError;
+      std::vector<std::string> warnings;
+      FailureOr<tuning::TuningCache> cache =
+          tuning::TuningCache::load(tuningCachePath, cacheError, warnings);
+      if (failed(cache))
+        return fail(cacheError);
+      for (const std::string &warning : warnings)
+        llvm::WithColor::warning(llvm::errs(), "attn-run") << warning << "\n";
+      std::optional<cg::TargetInfo> info = cg::describeTarget(target);
+      tuning::CacheKey key = tuning::makeCacheKey(
+          kernelFunc, options.shapeEstimates, info->resolved);
+      if (const tuning::CacheEntry *hit = cache->lookup(key)) {
+        options.schedule = hit->params;
+        options.autoscheduler = hit->autoscheduler;
+        llvm::errs() << "tune: @" << func.getSymName() << " cache hit in "
+                     << tuningCachePath << ": " << hit->candidate << "\n";
+      } else {
+        llvm::errs() << "tune: @" << func.getSymName() << " cache miss in "
+                     << tuningCachePath << "; default schedule\n";
+      }
+    }
     SmallString<128> aotDir;
     if (aot) {
       if (std::error_code ec =

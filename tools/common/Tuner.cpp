@@ -278,7 +278,12 @@ Outcome evaluate(func::FuncOp kernel, ArrayRef<rt::Tensor> inputs,
   return outcome;
 }
 
-std::string formatMs(double ms) { return llvm::formatv("{0:f3}", ms).str(); }
+/// Four significant digits: microsecond kernels stay readable.
+std::string formatMs(double ms) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%.4g", ms);
+  return text;
+}
 
 } // namespace
 
@@ -293,6 +298,10 @@ FailureOr<TuneResult> mlir::attn::tuning::tuneKernel(
   auto budget = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(options.budgetSeconds));
   Clock::time_point deadline = start + budget;
+  auto exhausted = [&](const TuneResult &r) {
+    return Clock::now() >= deadline ||
+           (options.maxCandidates && r.tried >= options.maxCandidates);
+  };
   auto elapsed = [&] {
     return std::chrono::duration<double>(Clock::now() - start).count();
   };
@@ -335,11 +344,14 @@ FailureOr<TuneResult> mlir::attn::tuning::tuneKernel(
       *os << "none yet\n";
     os->flush();
   };
-  // Evaluates `candidate`; returns its time if it was measured.
+  // Evaluates `candidate`; returns its time if it was measured. `stopped`
+  // tells a candidate the deadline cut short from a rejected one.
+  bool stopped = false;
   auto attempt = [&](const Candidate &candidate) -> std::optional<double> {
     Outcome outcome =
         evaluate(kernel, inputs, reference, candidate, options, deadline);
-    if (outcome.kind != Outcome::OutOfTime) {
+    stopped = outcome.kind == Outcome::OutOfTime;
+    if (!stopped) {
       ++result.tried;
       if (outcome.kind != Outcome::Measured)
         ++result.rejected;
@@ -366,11 +378,13 @@ FailureOr<TuneResult> mlir::attn::tuning::tuneKernel(
   else
     autoschedulers = {"Adams2019", "Mullapudi2016"};
   for (StringRef scheduler : autoschedulers) {
-    if (Clock::now() >= deadline)
+    if (exhausted(result))
       break;
     Candidate candidate;
     candidate.autoscheduler = scheduler.str();
-    result.autoschedulerMs.push_back({scheduler.str(), attempt(candidate)});
+    std::optional<double> ms = attempt(candidate);
+    if (!stopped)
+      result.autoschedulerMs.push_back({scheduler.str(), ms});
   }
   // 3. Random coordinate search around the best hand-scheduled candidate.
   std::vector<const ScheduleKnob *> knobs;
@@ -383,7 +397,7 @@ FailureOr<TuneResult> mlir::attn::tuning::tuneKernel(
   std::set<std::string> seen = {defaults.describe()};
   std::mt19937_64 random(options.seed);
   unsigned repeats = 0;
-  while (!knobs.empty() && Clock::now() < deadline) {
+  while (!knobs.empty() && !exhausted(result)) {
     Candidate next = centre;
     // Mostly one knob at a time (coordinate steps); sometimes two, to leave
     // a local minimum.
@@ -408,10 +422,8 @@ FailureOr<TuneResult> mlir::attn::tuning::tuneKernel(
   }
 
   if (!best)
-    return kernel.emitError("tuning @")
-           << name << " measured no candidate within "
-           << llvm::formatv("{0}", options.budgetSeconds).str()
-           << " s (a larger --tune-budget, or the messages above, say why)";
+    return result;
+  result.measured = true;
   result.best = *best;
   result.bestMs = bestMs;
   return result;

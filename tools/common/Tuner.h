@@ -34,6 +34,8 @@ struct TuneOptions {
   /// Wall-clock seconds the search may take (candidates still running at
   /// the deadline are stopped).
   double budgetSeconds = 60.0;
+  /// Candidates to try at most (0: as many as the budget allows).
+  unsigned maxCandidates = 0;
   unsigned timedRuns = 7; ///< per candidate, after one checked run
   uint64_t seed = 1;      ///< of the random search
   double tolerance = 1e-4;
@@ -53,6 +55,9 @@ struct Candidate {
 };
 
 struct TuneResult {
+  /// False when no candidate was measured within the budget (`best` is then
+  /// the default and nothing should be cached).
+  bool measured = false;
   Candidate best;
   double bestMs = 0.0;
   std::optional<double> defaultMs; ///< none if rejected or not measured
@@ -72,8 +77,8 @@ CacheKey makeCacheKey(func::FuncOp kernel,
 
 /// Tunes `kernel` (the function after the pass pipeline) on `inputs` (one
 /// per argument). `reference` holds the reference runtime's results for
-/// these inputs. Fails (with a diagnostic at the kernel) only if no
-/// candidate could be measured, e.g. when the budget is too small.
+/// these inputs. Fails only for an invalid target; a budget too small to
+/// measure anything gives a result with `measured` false.
 FailureOr<TuneResult> tuneKernel(func::FuncOp kernel,
                                  ArrayRef<::attn::runtime::Tensor> inputs,
                                  ArrayRef<::attn::runtime::Tensor> reference,
