@@ -11,7 +11,9 @@ For each kernel of bench/kernels.py:
      number of runs calibrated to fill --budget seconds, as bench/attn_bench.py
      does): the hand schedules' defaults, --autoscheduler Adams2019,
      --autoscheduler Mullapudi2016, and the tuned schedule
-     (--tuning-cache <this run's cache>).
+     (--tuning-cache <this run's cache>). The four alternate over --rounds
+     rounds and each reports the median of its rounds' medians, so a burst
+     of load from other processes hits all four alike.
 The timings of step 2 are independent of the tuner's own measurements, so
 "tuned is never worse than the best of the others" is checked, not assumed.
 Writes <out>.json and <out>.md (a table for docs/performance.md) and prints
@@ -63,14 +65,6 @@ def bench(attn_run, kernel, extra, runs, seed):
     raise RuntimeError("no bench line: " + done.stdout[:300])
 
 
-def timed(attn_run, kernel, extra, budget, seed):
-    """Median ms over runs filling `budget` seconds (5..100 runs)."""
-    one, _, _ = bench(attn_run, kernel, extra, 1, seed)
-    runs = max(MIN_RUNS, min(MAX_RUNS, int(budget * 1e3 / max(one, 1e-3))))
-    median, runs, stderr = bench(attn_run, kernel, extra, runs, seed)
-    return median, runs, stderr
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", default=str(ROOT / "build"))
@@ -79,6 +73,8 @@ def main():
                         help="seconds of schedule search per kernel")
     parser.add_argument("--budget", type=float, default=3.0,
                         help="seconds of timed runs per kernel and schedule")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="alternating rounds of the four timings")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", default="")
     args = parser.parse_args()
@@ -91,6 +87,7 @@ def main():
     out.parent.mkdir(parents=True, exist_ok=True)
     cache = str(out) + ".tuning-cache.json"
     report = {"stamp": stamp, "tune_budget_seconds": args.tune_budget,
+              "rounds": args.rounds,
               "bench_budget_seconds": args.budget, "threads": THREADS,
               "load_before": load(), "cpus": os.cpu_count(), "results": []}
     env = dict(os.environ, HL_NUM_THREADS=str(THREADS))
@@ -116,15 +113,32 @@ def main():
             record["tuner_ms"] = float(best[-1]["ms"])
             record["candidates_tried"] = int(best[-1]["tried"])
         schedules = SCHEDULES + [("tuned", ["--tuning-cache", cache])]
+        runs, medians = {}, {label: [] for label, _ in schedules}
         for label, extra in schedules:
             try:
-                median, runs, stderr = timed(attn_run, kernel, extra,
-                                             args.budget, args.seed)
+                one, _, stderr = bench(attn_run, kernel, extra, 1, args.seed)
                 if label == "tuned" and "cache hit" not in stderr:
                     raise RuntimeError("the tuned schedule was not in the cache")
-                record[label] = {"median_ms": median, "runs": runs}
+                runs[label] = max(MIN_RUNS, min(
+                    MAX_RUNS, int(args.budget * 1e3 / max(one, 1e-3))))
             except (RuntimeError, subprocess.TimeoutExpired) as exc:
                 record[label] = {"error": str(exc)[-300:]}
+        for _ in range(args.rounds):
+            for label, extra in schedules:
+                if label not in runs:
+                    continue
+                try:
+                    median, _, _ = bench(attn_run, kernel, extra, runs[label],
+                                         args.seed)
+                    medians[label].append(median)
+                except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                    record[label] = {"error": str(exc)[-300:]}
+                    runs.pop(label)
+        for label in runs:
+            values = sorted(medians[label])
+            record[label] = {"median_ms": values[len(values) // 2],
+                             "round_medians_ms": medians[label],
+                             "runs": runs[label]}
         print(f"tune_bench: {kernel.name}: " + json.dumps(record),
               file=sys.stderr, flush=True)
         report["results"].append(record)
@@ -144,7 +158,8 @@ def render(report):
     lines = [
         f"Tuning budget {report['tune_budget_seconds']:g} s per kernel; "
         f"load average {' '.join(report['load_before'])} before, "
-        f"{' '.join(report['load_after'])} after; {report['threads']} threads.",
+        f"{' '.join(report['load_after'])} after; {report['threads']} threads; "
+        f"median of {report['rounds']} alternating rounds per schedule.",
         "",
         "| kernel | default ms | Adams2019 ms | Mullapudi2016 ms | tuned ms | "
         "tuned / best other | tuned choice | candidates |",
