@@ -18,3 +18,18 @@ find_package(Halide 21 REQUIRED CONFIG
                    "${ATTN_HALIDE_INSTALL_DIR}/lib/cmake/Halide"
              NO_DEFAULT_PATH)
 message(STATUS "Using Halide ${Halide_VERSION} from ${ATTN_HALIDE_INSTALL_DIR}")
+
+# Halide's autoscheduler plugins (libautoschedule_<name>.so) ship beside
+# libHalide in the wheel; their folder becomes codegen's default plugin
+# directory (ATTN_AUTOSCHEDULER_DIR overrides it at run time).
+find_file(ATTN_HALIDE_ADAMS2019_PLUGIN libautoschedule_adams2019.so
+          PATHS "${ATTN_HALIDE_INSTALL_DIR}/lib64" "${ATTN_HALIDE_INSTALL_DIR}/lib"
+          NO_DEFAULT_PATH NO_CACHE)
+if(ATTN_HALIDE_ADAMS2019_PLUGIN)
+  get_filename_component(ATTN_HALIDE_PLUGIN_DIR "${ATTN_HALIDE_ADAMS2019_PLUGIN}" DIRECTORY)
+  message(STATUS "Halide autoscheduler plugins: ${ATTN_HALIDE_PLUGIN_DIR}")
+else()
+  set(ATTN_HALIDE_PLUGIN_DIR "")
+  message(WARNING "attn: no Halide autoscheduler plugins next to libHalide; "
+                  "set ATTN_AUTOSCHEDULER_DIR at run time to use them")
+endif()

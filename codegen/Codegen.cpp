@@ -17,7 +17,10 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
+
+#include <thread>
 
 #include <dlfcn.h>
 #include <sys/wait.h>
@@ -92,6 +95,95 @@ std::vector<std::string> cleanArgNames(func::FuncOp func,
   return result;
 }
 
+/// Loads the plugin of autoscheduler `name` (once per process).
+LogicalResult loadAutoscheduler(StringRef name, Location loc) {
+  static std::set<std::string> loaded;
+  if (loaded.count(name.str()))
+    return success();
+  if (!llvm::is_contained(knownAutoschedulers(), name)) {
+    emitError(loc) << "unknown autoscheduler '" << name << "' (known: "
+                   << llvm::join(knownAutoschedulers(), ", ") << ")";
+    return failure();
+  }
+  std::string dir = autoschedulerPluginDir();
+  SmallString<256> path(dir);
+  llvm::sys::path::append(path, "libautoschedule_" + name.lower() + ".so");
+  if (dir.empty() || !llvm::sys::fs::exists(path)) {
+    emitError(loc) << "the Halide autoscheduler plugin for " << name
+                   << " is not at '" << path
+                   << "' (set ATTN_AUTOSCHEDULER_DIR to the folder holding "
+                      "libautoschedule_*.so)";
+    return failure();
+  }
+  Halide::load_plugin(std::string(path));
+  loaded.insert(name.str());
+  return success();
+}
+
+/// Symbolic input sizes of `algorithm` ("q.extent.0", Halide dim order)
+/// bound to `shapes` (MLIR order, one per input); inputs without a shape
+/// are left out.
+std::map<std::string, Halide::Expr>
+sizeBindings(const KernelAlgorithm &algorithm,
+             const std::vector<std::vector<int64_t>> &shapes) {
+  std::map<std::string, Halide::Expr> sizes;
+  for (auto [index, param] : llvm::enumerate(algorithm.inputs)) {
+    if (index >= shapes.size() ||
+        static_cast<int>(shapes[index].size()) != param.dimensions())
+      continue;
+    const std::vector<int64_t> &shape = shapes[index];
+    for (size_t d = 0; d < shape.size(); ++d)
+      sizes[param.name() + ".extent." + std::to_string(d)] =
+          Halide::Expr(static_cast<int>(shape[shape.size() - 1 - d]));
+  }
+  return sizes;
+}
+
+/// Estimates of every input and output for an autoscheduler: the shapes
+/// being tuned where given (Algorithm.cpp already estimated static dims and
+/// 256 for dynamic ones).
+void setShapeEstimates(KernelAlgorithm &algorithm,
+                       const std::vector<std::vector<int64_t>> &shapes) {
+  if (shapes.empty())
+    return;
+  for (auto [index, param] : llvm::enumerate(algorithm.inputs)) {
+    if (index >= shapes.size() ||
+        static_cast<int>(shapes[index].size()) != param.dimensions())
+      continue;
+    Halide::Region estimates;
+    for (size_t d = shapes[index].size(); d-- > 0;)
+      estimates.push_back({0, static_cast<int>(shapes[index][d])});
+    param.set_estimates(estimates);
+  }
+  std::map<std::string, Halide::Expr> sizes = sizeBindings(algorithm, shapes);
+  for (TensorFunc &output : algorithm.outputs) {
+    Halide::Region estimates;
+    bool known = true;
+    for (size_t d = output.rank(); d-- > 0;) {
+      Halide::Expr size = Halide::Internal::simplify(
+          Halide::Internal::substitute(sizes, output.shape[d]));
+      auto value = Halide::Internal::as_const_int(size);
+      known = known && value && *value > 0;
+      estimates.push_back({0, known ? static_cast<int>(*value) : 1});
+    }
+    if (known)
+      output.func.set_estimates(estimates);
+  }
+}
+
+/// Autoscheduler parameters: the machine's parallelism; for the beam
+/// searches (Adams2019, Anderson2021) a greedy beam of 1, as their default
+/// beam of 32 spends about a minute on a five-op kernel, longer than most
+/// tuning budgets, and is rerun on every compile of a cached choice.
+Halide::AutoschedulerParams autoschedulerParams(StringRef name) {
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::map<std::string, std::string> extra = {
+      {"parallelism", std::to_string(threads)}};
+  if (name == "Adams2019" || name == "Anderson2021")
+    extra["beam_size"] = "1";
+  return Halide::AutoschedulerParams(name.str(), extra);
+}
+
 /// Builds and schedules the pipeline of `func`. Throws Halide errors.
 FailureOr<KernelAlgorithm> buildScheduled(func::FuncOp func,
                                           const CompileOptions &options,
@@ -105,7 +197,26 @@ FailureOr<KernelAlgorithm> buildScheduled(func::FuncOp func,
       buildAlgorithm(func, cleanArgNames(func, options.argNames));
   if (failed(algorithm))
     return failure();
-  scheduleKernel(*algorithm, options.schedule, target);
+  if (options.autoscheduler.empty()) {
+    scheduleKernel(*algorithm, options.schedule, target);
+    return algorithm;
+  }
+  Location loc = func.getLoc();
+  bool gpuScheduler = options.autoscheduler == "Anderson2021";
+  if (gpuScheduler != target.has_gpu_feature()) {
+    emitError(loc) << "autoscheduler " << options.autoscheduler
+                   << (gpuScheduler ? " needs a GPU target, not "
+                                    : " schedules CPU targets only, not ")
+                   << target.to_string();
+    return failure();
+  }
+  if (failed(loadAutoscheduler(options.autoscheduler, loc)))
+    return failure();
+  setShapeEstimates(*algorithm, options.shapeEstimates);
+  // The autoscheduler writes its schedule into the Funcs themselves, so
+  // every later pipeline() of this algorithm carries it.
+  algorithm->pipeline().apply_autoscheduler(
+      target, autoschedulerParams(options.autoscheduler));
   return algorithm;
 }
 
@@ -206,6 +317,33 @@ mlir::attn::codegen::readPtxModules(StringRef archive, Location loc) {
     return emitError(loc, "no PTX found in ")
            << archive << " (the pipeline has no CUDA kernel)";
   return modules;
+}
+
+ArrayRef<StringRef> mlir::attn::codegen::knownAutoschedulers() {
+  static const StringRef names[] = {"Adams2019", "Mullapudi2016",
+                                    "Anderson2021"};
+  return names;
+}
+
+std::string mlir::attn::codegen::autoschedulerPluginDir() {
+  if (std::optional<std::string> dir =
+          llvm::sys::Process::GetEnv("ATTN_AUTOSCHEDULER_DIR"))
+    return *dir;
+  return ATTN_HALIDE_PLUGIN_DIR;
+}
+
+std::optional<TargetInfo>
+mlir::attn::codegen::describeTarget(StringRef target) {
+  if (!isValidTarget(target))
+    return std::nullopt;
+  try {
+    Halide::Target parsed = target == "host" ? Halide::get_host_target()
+                                             : Halide::Target(target.str());
+    return TargetInfo{parsed.to_string(), parsed.has_gpu_feature(),
+                      parsed.has_feature(Halide::Target::CUDA)};
+  } catch (...) {
+    return std::nullopt;
+  }
 }
 
 bool mlir::attn::codegen::isValidTarget(StringRef target) {

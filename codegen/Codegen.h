@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,33 @@ struct CompileOptions {
   /// Names of the arguments as written in the spec (`%q` -> "q"); they name
   /// the kernel's buffer parameters. Missing or invalid names become "argN".
   std::vector<std::string> argNames;
+  /// "" for the hand schedules (codegen/Schedule*.cpp, reading `schedule`),
+  /// or a Halide autoscheduler that schedules the whole pipeline instead:
+  /// "Adams2019" or "Mullapudi2016" (CPU targets), "Anderson2021" (GPU
+  /// targets). See knownAutoschedulers().
+  std::string autoscheduler;
+  /// Argument shapes (MLIR dim order) an autoscheduler plans for; they
+  /// replace the estimates of dynamic dims (256 otherwise). Empty: none.
+  std::vector<std::vector<int64_t>> shapeEstimates;
 };
+
+/// The autoschedulers CompileOptions::autoscheduler accepts.
+ArrayRef<StringRef> knownAutoschedulers();
+
+/// The directory the autoscheduler plugins are loaded from:
+/// $ATTN_AUTOSCHEDULER_DIR if set, else the one found beside libHalide at
+/// configure time.
+std::string autoschedulerPluginDir();
+
+/// What a target string resolves to ("host" becomes this machine's target).
+struct TargetInfo {
+  std::string resolved; ///< Halide's canonical target string
+  bool gpu = false;     ///< has a GPU feature (cuda, opencl, ...)
+  bool cuda = false;
+};
+
+/// The resolved target, or std::nullopt if `target` is not valid.
+std::optional<TargetInfo> describeTarget(StringRef target);
 
 /// Which extra files compileToFiles writes beside <name>.a and <name>.h.
 struct EmitOptions {

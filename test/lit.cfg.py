@@ -18,6 +18,9 @@ config.substitutions.append(("%examples", os.path.join(config.attn_src_root, "ex
 config.substitutions.append(("%python", config.python_executable))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# attn-compile reads the default tuning cache ($XDG_CACHE_HOME/attn/...):
+# tests get an empty one of their own, never the user's tuned schedules.
+config.environment["XDG_CACHE_HOME"] = os.path.join(config.test_exec_root, "xdg-cache")
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

@@ -5,6 +5,10 @@
 //                [--pass-pipeline P | --no-default-pipeline]
 //                [--runtime-name attn_runtime] [--no-runtime]
 //                [--report [--report-arch sm_XX] [--ptxas PATH]]
+//                [--tune [--tune-budget S] [--tune-candidates N]
+//                        [--tune-runs N] [--tune-seed N]]
+//                [--tuning-cache PATH | --no-tuning-cache]
+//                [--tune-dynamic-size N] [--autoscheduler NAME]
 //   attn-compile --runtime-only -o DIR [--target T]
 //
 // Runs the default pass pipeline (attn-default-pipeline), then writes for
@@ -14,13 +18,20 @@
 // link into one app. Errors carry file:line:col; the exit code is non-zero.
 // For CUDA targets, --report assembles the PTX of every kernel with the CUDA
 // toolkit's ptxas -v and prints its registers, shared memory and spills.
+// With --tune, each kernel's schedule is searched (tools/common/Tuner.h) on
+// the shapes it is compiled for, unless the tuning cache already holds it;
+// the cache is read without --tune too (docs/tuning.md).
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Codegen.h"
 #include "dialect/AttnDialect.h"
 #include "passes/Passes.h"
+#include "tools/common/KernelCheck.h"
+#include "tools/common/ReferenceEvaluator.h"
 #include "tools/common/SpecLoader.h"
+#include "tools/common/Tuner.h"
+#include "tools/common/TuningCache.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -35,6 +46,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
@@ -46,8 +59,11 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
+#include <cmath>
+
 using namespace mlir;
 namespace cl = llvm::cl;
+namespace rt = ::attn::runtime;
 namespace cg = mlir::attn::codegen;
 
 static cl::OptionCategory compileCategory("attn-compile options");
@@ -117,6 +133,57 @@ static cl::opt<std::string>
                 cl::desc("ptxas used by --report (default: $ATTN_PTXAS, "
                          "else /usr/local/cuda/bin/ptxas)"),
                 cl::value_desc("path"), cl::cat(compileCategory));
+
+static cl::opt<bool>
+    tune("tune",
+         cl::desc("Search each kernel's schedule (hand-schedule parameters "
+                  "and Halide autoschedulers, every candidate checked against "
+                  "the reference runtime, then timed) unless the tuning "
+                  "cache holds it; store the winner in the cache"),
+         cl::cat(compileCategory));
+static cl::opt<double> tuneBudget(
+    "tune-budget",
+    cl::desc("Seconds the search may take per kernel (default 60); the "
+             "reference evaluation and the final compile come on top"),
+    cl::value_desc("seconds"), cl::init(60.0), cl::cat(compileCategory));
+static cl::opt<int> tuneCandidates(
+    "tune-candidates",
+    cl::desc("Stop after trying this many candidates (default 0: as many "
+             "as the budget allows; the first three are the default and "
+             "the two autoschedulers of the target class)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(compileCategory));
+static cl::opt<int> tuneRuns(
+    "tune-runs",
+    cl::desc("Timed runs per candidate, after one checked run; the median "
+             "counts (default 7)"),
+    cl::value_desc("N"), cl::init(7), cl::cat(compileCategory));
+static cl::opt<uint64_t>
+    tuneSeed("tune-seed",
+             cl::desc("Seed of the random search and of the random inputs "
+                      "(default 1)"),
+             cl::value_desc("N"), cl::init(1), cl::cat(compileCategory));
+static cl::opt<std::string> tuningCache(
+    "tuning-cache",
+    cl::desc("Tuning cache (JSON) read by every compile and written by "
+             "--tune (default: $XDG_CACHE_HOME/attn/tuning-cache.json, else "
+             "~/.cache/attn/tuning-cache.json)"),
+    cl::value_desc("path"), cl::cat(compileCategory));
+static cl::opt<bool>
+    noTuningCache("no-tuning-cache",
+                  cl::desc("Neither read nor write a tuning cache"),
+                  cl::cat(compileCategory));
+static cl::opt<int64_t> tuneDynamicSize(
+    "tune-dynamic-size",
+    cl::desc("The size dynamic (?) dims are tuned for and looked up in the "
+             "tuning cache with (without it, kernels with dynamic dims use "
+             "the default schedules)"),
+    cl::value_desc("N"), cl::init(-1), cl::cat(compileCategory));
+static cl::opt<std::string> autoscheduler(
+    "autoscheduler",
+    cl::desc("Schedule every kernel with this Halide autoscheduler instead "
+             "of the hand schedules: Adams2019, Mullapudi2016 (CPU) or "
+             "Anderson2021 (GPU); ignores the tuning cache"),
+    cl::value_desc("name"), cl::cat(compileCategory));
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-compile") << message << "\n";
@@ -288,6 +355,241 @@ LogicalResult reportKernels(func::FuncOp func, const ReportSetup &setup) {
   return success();
 }
 
+/// What the tuning flags resolve to, checked before anything is compiled.
+struct TuningSetup {
+  std::string cachePath; ///< "" without a cache
+  mlir::attn::tuning::TuningCache cache;
+  std::string resolvedTarget;
+};
+
+FailureOr<TuningSetup> resolveTuningSetup() {
+  TuningSetup setup;
+  auto given = [](const cl::Option &option) {
+    return option.getNumOccurrences() > 0;
+  };
+  if (!tune && (given(tuneBudget) || given(tuneRuns) || given(tuneSeed) ||
+                given(tuneCandidates))) {
+    fail("--tune-budget, --tune-candidates, --tune-runs and --tune-seed "
+         "only apply with --tune");
+    return failure();
+  }
+  if (tuneCandidates < 0) {
+    fail("--tune-candidates " + llvm::Twine(tuneCandidates.getValue()) +
+         ": expected a count (0: no limit)");
+    return failure();
+  }
+  if (!(tuneBudget > 0) || !std::isfinite(tuneBudget)) {
+    fail("--tune-budget " + llvm::formatv("{0}", tuneBudget.getValue()).str() +
+         ": expected a positive number of seconds");
+    return failure();
+  }
+  if (tuneRuns < 1) {
+    fail("--tune-runs " + llvm::Twine(tuneRuns.getValue()) +
+         ": expected at least 1 run");
+    return failure();
+  }
+  if (given(tuneDynamicSize) && tuneDynamicSize < 1) {
+    fail("--tune-dynamic-size " + llvm::Twine(tuneDynamicSize.getValue()) +
+         ": expected a positive size");
+    return failure();
+  }
+  if (noTuningCache && given(tuningCache)) {
+    fail("--tuning-cache and --no-tuning-cache exclude each other");
+    return failure();
+  }
+  std::optional<cg::TargetInfo> info = cg::describeTarget(target);
+  if (!info) {
+    fail(cg::invalidTargetMessage(target));
+    return failure();
+  }
+  setup.resolvedTarget = info->resolved;
+  if (!autoscheduler.empty()) {
+    if (tune) {
+      fail("--autoscheduler and --tune exclude each other (--tune tries the "
+           "autoschedulers itself)");
+      return failure();
+    }
+    if (!llvm::is_contained(cg::knownAutoschedulers(), autoscheduler)) {
+      fail("--autoscheduler " + autoscheduler + ": expected one of " +
+           llvm::join(cg::knownAutoschedulers(), ", "));
+      return failure();
+    }
+    return setup; // the cache plays no part
+  }
+  if (tune && info->cuda) {
+    fail("--tune runs every candidate, and CUDA kernels cannot run on this "
+         "machine; tune an OpenCL target (e.g. host-opencl) or compile "
+         "without --tune (a cached CUDA entry is still used)");
+    return failure();
+  }
+  if (noTuningCache)
+    return setup;
+  setup.cachePath = given(tuningCache)
+                        ? tuningCache.getValue()
+                        : mlir::attn::tuning::defaultCachePath();
+  if (setup.cachePath.empty()) {
+    if (tune) {
+      fail("no tuning cache path: set --tuning-cache PATH (neither "
+           "XDG_CACHE_HOME nor HOME is set) or --no-tuning-cache");
+      return failure();
+    }
+    return setup;
+  }
+  std::string error;
+  std::vector<std::string> warnings;
+  FailureOr<mlir::attn::tuning::TuningCache> cache =
+      mlir::attn::tuning::TuningCache::load(setup.cachePath, error, warnings);
+  if (failed(cache)) {
+    fail(error);
+    return failure();
+  }
+  for (const std::string &warning : warnings)
+    llvm::WithColor::warning(llvm::errs(), "attn-compile") << warning << "\n";
+  setup.cache = std::move(*cache);
+  return setup;
+}
+
+/// The argument shapes `func` is compiled for (dynamic dims take
+/// --tune-dynamic-size), or std::nullopt if a dim stays unknown.
+std::optional<std::vector<std::vector<int64_t>>>
+tuningShapes(func::FuncOp func) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (Type type : func.getArgumentTypes()) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      return std::nullopt;
+    std::vector<int64_t> shape;
+    for (int64_t dim : tensor.getShape()) {
+      if (ShapedType::isDynamic(dim)) {
+        if (tuneDynamicSize < 1)
+          return std::nullopt;
+        dim = tuneDynamicSize;
+      }
+      shape.push_back(dim);
+    }
+    shapes.push_back(std::move(shape));
+  }
+  return shapes;
+}
+
+/// Sets the schedule of `options` for `func`: from the cache, else (with
+/// --tune) by tuning and caching the winner, else the defaults.
+LogicalResult chooseSchedule(func::FuncOp func, TuningSetup &setup,
+                             cg::CompileOptions &options) {
+  namespace tuning = mlir::attn::tuning;
+  std::string name = func.getSymName().str();
+  std::optional<std::vector<std::vector<int64_t>>> shapes = tuningShapes(func);
+  if (!shapes) {
+    if (tune)
+      return func.emitError("--tune needs the sizes @")
+             << name << " runs on: its arguments have dynamic dims; give "
+             << "--tune-dynamic-size N";
+    return success();
+  }
+  options.shapeEstimates = *shapes;
+  tuning::CacheKey key =
+      tuning::makeCacheKey(func, *shapes, setup.resolvedTarget);
+  if (const tuning::CacheEntry *hit = setup.cache.lookup(key)) {
+    options.schedule = hit->params;
+    options.autoscheduler = hit->autoscheduler;
+    llvm::errs() << "tune: @" << name << " cache hit in " << setup.cachePath
+                 << ": " << hit->candidate << ", "
+                 << llvm::format("%.4g", hit->timeMs) << " ms";
+    if (hit->defaultTimeMs)
+      llvm::errs() << " (default " << llvm::format("%.4g", *hit->defaultTimeMs)
+                   << " ms)";
+    llvm::errs() << (tune ? "; not tuning again\n" : "\n");
+    return success();
+  }
+  if (!tune)
+    return success();
+  llvm::errs() << "tune: @" << name << " cache miss"
+               << (setup.cachePath.empty() ? "" : " in " + setup.cachePath)
+               << "; tuning for up to "
+               << llvm::formatv("{0}", tuneBudget.getValue()).str() << " s\n";
+  // Random inputs of the tuned shapes and the reference runtime's results on
+  // them. The reference evaluates the function after the passes: the
+  // candidates differ only in schedule (the passes' rewrites are checked
+  // by attn-run --check), and the rewritten form keeps large shapes
+  // affordable.
+  std::vector<rt::Tensor> inputs;
+  for (auto [index, shape] : llvm::enumerate(*shapes)) {
+    rt::Tensor input(shape);
+    if (input.numElements() != rt::checkedNumElements(input.shape))
+      return func.emitError("argument #")
+             << index << " of @" << name << " is too large to allocate";
+    rt::fillUniform(input, tuneSeed + index);
+    for (double &value : input.data)
+      value = static_cast<float>(value);
+    inputs.push_back(std::move(input));
+  }
+  SmallVector<rt::Tensor> reference;
+  if (failed(mlir::attn::evaluateWithReference(func, inputs, reference)))
+    return failure();
+  tuning::TuneOptions tuneOptions;
+  tuneOptions.target = target;
+  tuneOptions.budgetSeconds = tuneBudget;
+  tuneOptions.timedRuns = tuneRuns;
+  tuneOptions.maxCandidates = tuneCandidates;
+  tuneOptions.seed = tuneSeed;
+  tuneOptions.tolerance = mlir::attn::kDefaultCheckTolerance;
+  tuneOptions.argNames = options.argNames;
+  FailureOr<tuning::TuneResult> result =
+      tuning::tuneKernel(func, inputs, reference, tuneOptions);
+  if (failed(result))
+    return failure();
+  if (!result->measured) {
+    llvm::WithColor::warning(llvm::errs(), "attn-compile")
+        << "tuning @" << name << " measured no candidate within "
+        << llvm::formatv("{0}", tuneBudget.getValue()).str()
+        << " s; compiling the default schedule, nothing cached\n";
+    return success();
+  }
+  options.schedule = result->best.params;
+  options.autoscheduler = result->best.autoscheduler;
+  llvm::errs() << "tune: @" << name << " best " << result->best.describe()
+               << ": " << llvm::format("%.4g", result->bestMs)
+               << " ms; default ";
+  if (result->defaultMs)
+    llvm::errs() << llvm::format("%.4g", *result->defaultMs) << " ms";
+  else
+    llvm::errs() << "rejected";
+  for (const auto &[scheduler, ms] : result->autoschedulerMs) {
+    llvm::errs() << ", " << scheduler << " ";
+    if (ms)
+      llvm::errs() << llvm::format("%.4g", *ms) << " ms";
+    else
+      llvm::errs() << "rejected";
+  }
+  llvm::errs() << " (" << result->tried << " candidates)\n";
+  if (setup.cachePath.empty())
+    return success();
+  tuning::CacheEntry entry;
+  entry.key = key;
+  entry.autoscheduler = result->best.autoscheduler;
+  entry.params = result->best.params;
+  entry.candidate = result->best.describe();
+  entry.timeMs = result->bestMs;
+  entry.defaultTimeMs = result->defaultMs;
+  entry.candidatesTried = result->tried;
+  // Re-read the file: another compile may have added entries meanwhile.
+  std::string error;
+  std::vector<std::string> ignored;
+  FailureOr<tuning::TuningCache> latest =
+      tuning::TuningCache::load(setup.cachePath, error, ignored);
+  if (succeeded(latest))
+    setup.cache = std::move(*latest);
+  setup.cache.insert(entry);
+  if (failed(setup.cache.save(setup.cachePath, error))) {
+    llvm::WithColor::warning(llvm::errs(), "attn-compile")
+        << error << "; the tuned schedule is used but not cached\n";
+    return success();
+  }
+  llvm::errs() << "tune: @" << name << " cached in " << setup.cachePath
+               << "\n";
+  return success();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -315,7 +617,13 @@ int main(int argc, char **argv) {
       "  attn-compile spec.mlir -o out/ --target x86-64-linux-avx2 "
       "--emit stmt\n"
       "  attn-compile spec.mlir -o out/ --target "
-      "x86-64-linux-cuda-cuda_capability_80 --report\n");
+      "x86-64-linux-cuda-cuda_capability_80 --report\n\n"
+      "Tuning (docs/tuning.md): --tune searches each kernel's schedule on\n"
+      "the shapes of its arguments within --tune-budget seconds, printing\n"
+      "  tune: @f [elapsed/budget s] tried T, rejected R, best X ms (cand)\n"
+      "and stores the winner in the tuning cache, which every compile reads\n"
+      "(so a second --tune reuses it: `tune: @f cache hit ...`).\n"
+      "  attn-compile spec.mlir -o out/ --tune --tune-budget 60\n");
 
   bool emitStmt = false, emitHtml = false, emitAssembly = false,
        emitPtx = false;
@@ -357,6 +665,9 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   mlir::attn::insertSpecDialects(registry);
   MLIRContext context(registry);
+  // The tuner forks a child per candidate: no idle pass-manager threads.
+  if (tune)
+    context.disableMultithreading();
 
   mlir::attn::SpecFile file;
   std::string error;
@@ -367,6 +678,9 @@ int main(int argc, char **argv) {
     return fail(cg::invalidTargetMessage(target));
   if ((!reportArch.empty() || !ptxasOption.empty()) && !report)
     return fail("--report-arch and --ptxas only apply with --report");
+  FailureOr<TuningSetup> tuning = resolveTuningSetup();
+  if (failed(tuning))
+    return 1;
   std::optional<ReportSetup> reportSetup;
   if (report) {
     FailureOr<ReportSetup> setup = resolveReportSetup();
@@ -422,6 +736,9 @@ int main(int argc, char **argv) {
     cg::CompileOptions options;
     options.target = target;
     options.argNames = argNames[func.getSymName().str()];
+    options.autoscheduler = autoscheduler;
+    if (autoscheduler.empty() && failed(chooseSchedule(func, *tuning, options)))
+      return 1;
     if (failed(cg::compileToFiles(func, outputDir, options, emitOptions)))
       return 1;
     if (reportSetup && failed(reportKernels(func, *reportSetup)))

@@ -4,6 +4,7 @@
 //            [--random SEED [--dynamic-size N]] [--save-inputs DIR]
 //            [--output out.npy] [--reference | --check [--tolerance T]]
 //            [--bench N] [--aot] [--target T]
+//            [--autoscheduler NAME | --tuning-cache PATH]
 //            [--pass-pipeline P | --no-default-pipeline]
 //   attn-run SPEC --verify-rewrites PIPELINE [--random SEED]
 //            [--dynamic-size N]
@@ -30,8 +31,11 @@
 #include "passes/Passes.h"
 #include "runtime/Npy.h"
 #include "runtime/Tensor.h"
+#include "tools/common/KernelCheck.h"
 #include "tools/common/ReferenceEvaluator.h"
 #include "tools/common/SpecLoader.h"
+#include "tools/common/Tuner.h"
+#include "tools/common/TuningCache.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/AsmParser/AsmParserState.h"
@@ -125,7 +129,8 @@ static cl::opt<bool> check(
 static cl::opt<double>
     tolerance("tolerance",
               cl::desc("Largest max rel err --check accepts (default 1e-4)"),
-              cl::init(1e-4), cl::cat(runCategory));
+              cl::init(mlir::attn::kDefaultCheckTolerance),
+              cl::cat(runCategory));
 static cl::opt<unsigned> benchRuns(
     "bench",
     cl::desc("Time N runs of the kernel (after one warm-up run) and print "
@@ -147,6 +152,18 @@ static cl::opt<std::string> passPipeline(
              "instead of attn-default-pipeline (the reference always "
              "evaluates the spec as written)"),
     cl::value_desc("pipeline"), cl::cat(runCategory));
+static cl::opt<std::string> autoschedulerName(
+    "autoscheduler",
+    cl::desc("Schedule the kernel with this Halide autoscheduler instead of "
+             "the hand schedules: Adams2019, Mullapudi2016 (CPU) or "
+             "Anderson2021 (GPU)"),
+    cl::value_desc("name"), cl::cat(runCategory));
+static cl::opt<std::string> tuningCachePath(
+    "tuning-cache",
+    cl::desc("Use the schedule this tuning cache (written by attn-compile "
+             "--tune) holds for the kernel on these input shapes, as "
+             "attn-compile would; prints whether it hit"),
+    cl::value_desc("path"), cl::cat(runCategory));
 static cl::opt<bool> noDefaultPipeline(
     "no-default-pipeline",
     cl::desc("Compile the kernel from the spec as written, without passes"),
@@ -174,32 +191,6 @@ static void printSummary(StringRef label, const rt::Tensor &tensor) {
                                            ? 0.0
                                            : sum / double(tensor.data.size()))
                << "\n";
-}
-
-/// A uniform [0, 1) input for an argument of `type` (dynamic dims take
-/// --dynamic-size), rounded to f32 so f32 kernels and the reference see the
-/// same numbers. Returns an error message, or "" on success.
-static std::string makeRandomInput(RankedTensorType type, uint64_t seed,
-                                   const std::string &name, rt::Tensor &input) {
-  std::vector<int64_t> shape;
-  for (int64_t dim : type.getShape()) {
-    if (ShapedType::isDynamic(dim)) {
-      if (dynamicSize < 0)
-        return "input '" + name +
-               "' has dynamic shape; random inputs need static sizes: pass it "
-               "with --input or give --dynamic-size N";
-      dim = dynamicSize;
-    }
-    shape.push_back(dim);
-  }
-  input = rt::Tensor(std::move(shape));
-  if (input.numElements() != rt::checkedNumElements(input.shape))
-    return "input '" + name + "' (" + input.shapeString() +
-           ") is too large to allocate";
-  rt::fillUniform(input, seed);
-  for (double &value : input.data)
-    value = static_cast<float>(value);
-  return "";
 }
 
 /// Largest |a - b| and, relative to the original's scale, the largest
@@ -268,7 +259,8 @@ static int verifyRewritesOf(MLIRContext &context, ModuleOp module,
       if (!type)
         return fail("argument '" + name + "' of @" + func.getSymName() +
                     " is not a ranked tensor");
-      std::string error = makeRandomInput(type, seed + i, name, inputs[i]);
+      std::string error = mlir::attn::makeRandomInput(type, dynamicSize, seed + i, name,
+                                    inputs[i]);
       if (!error.empty())
         return fail("@" + func.getSymName() + ": " + error);
     }
@@ -430,7 +422,8 @@ int main(int argc, char **argv) {
                   llvm::Twine(i) + " of @" + func.getSymName() +
                   "); pass --input " + names[i] + "=file.npy or --random SEED");
     std::string error =
-        makeRandomInput(type, randomSeed + i, names[i], inputs[i]);
+        mlir::attn::makeRandomInput(type, dynamicSize, randomSeed + i,
+                                    names[i], inputs[i]);
     if (!error.empty())
       return fail(error);
   }
@@ -458,6 +451,16 @@ int main(int argc, char **argv) {
                 "other");
   if (!useReference && !mlir::attn::codegen::isValidTarget(target))
     return fail(mlir::attn::codegen::invalidTargetMessage(target));
+  if (useReference && (!autoschedulerName.empty() || !tuningCachePath.empty()))
+    return fail("--reference runs no kernel; it takes no --autoscheduler or "
+                "--tuning-cache");
+  if (!autoschedulerName.empty() && !tuningCachePath.empty())
+    return fail("--autoscheduler and --tuning-cache exclude each other");
+  if (!autoschedulerName.empty() &&
+      !llvm::is_contained(mlir::attn::codegen::knownAutoschedulers(),
+                          autoschedulerName))
+    return fail("--autoscheduler " + autoschedulerName + ": expected one of " +
+                llvm::join(mlir::attn::codegen::knownAutoschedulers(), ", "));
 
   // Inputs must fit the argument types whichever way the function runs.
   for (unsigned i = 0; i < numArgs; ++i)
@@ -503,6 +506,32 @@ int main(int argc, char **argv) {
     cg::CompileOptions options;
     options.target = target;
     options.argNames = names;
+    options.autoscheduler = autoschedulerName;
+    for (const rt::Tensor &input : inputs)
+      options.shapeEstimates.push_back(input.shape);
+    if (!tuningCachePath.empty()) {
+      namespace tuning = mlir::attn::tuning;
+      std::string cacheError;
+      std::vector<std::string> warnings;
+      FailureOr<tuning::TuningCache> cache =
+          tuning::TuningCache::load(tuningCachePath, cacheError, warnings);
+      if (failed(cache))
+        return fail(cacheError);
+      for (const std::string &warning : warnings)
+        llvm::WithColor::warning(llvm::errs(), "attn-run") << warning << "\n";
+      std::optional<cg::TargetInfo> info = cg::describeTarget(target);
+      tuning::CacheKey key = tuning::makeCacheKey(
+          kernelFunc, options.shapeEstimates, info->resolved);
+      if (const tuning::CacheEntry *hit = cache->lookup(key)) {
+        options.schedule = hit->params;
+        options.autoscheduler = hit->autoscheduler;
+        llvm::errs() << "tune: @" << func.getSymName() << " cache hit in "
+                     << tuningCachePath << ": " << hit->candidate << "\n";
+      } else {
+        llvm::errs() << "tune: @" << func.getSymName() << " cache miss in "
+                     << tuningCachePath << "; default schedule\n";
+      }
+    }
     SmallString<128> aotDir;
     if (aot) {
       if (std::error_code ec =
@@ -525,24 +554,14 @@ int main(int argc, char **argv) {
     if (failed((*kernel)->setInputs(hostInputs)) || failed((*kernel)->run()))
       return 1;
     if (benchRuns > 0) {
-      std::vector<double> times;
-      for (unsigned run = 0; run < benchRuns; ++run) {
-        auto start = std::chrono::steady_clock::now();
-        if (failed((*kernel)->run()))
-          return 1;
-        auto stop = std::chrono::steady_clock::now();
-        times.push_back(
-            std::chrono::duration<double, std::milli>(stop - start).count());
-      }
-      std::sort(times.begin(), times.end());
-      size_t count = times.size();
-      double median = count % 2
-                          ? times[count / 2]
-                          : 0.5 * (times[count / 2 - 1] + times[count / 2]);
+      FailureOr<mlir::attn::Timing> timing = mlir::attn::timeRuns(
+          benchRuns, [&] { return (*kernel)->run(); });
+      if (failed(timing))
+        return 1;
       llvm::outs() << "bench: @" << func.getSymName() << " median "
-                   << llvm::format("%.4f", median) << " ms over " << count
-                   << " runs (min " << llvm::format("%.4f", times.front())
-                   << " ms)\n";
+                   << llvm::format("%.4f", timing->medianMs) << " ms over "
+                   << timing->runs << " runs (min "
+                   << llvm::format("%.4f", timing->minMs) << " ms)\n";
     }
     for (cg::HostTensor &result : (*kernel)->results())
       results.push_back(
@@ -550,29 +569,12 @@ int main(int argc, char **argv) {
   }
 
   if (check) {
-    // rel err = max |kernel - reference| / max |reference| over all results.
-    double maxAbsError = 0.0, maxReference = 0.0;
-    for (auto [kernelResult, referenceResult] :
-         llvm::zip_equal(results, referenceResults)) {
-      if (kernelResult.shape != referenceResult.shape)
-        return fail("check: @" + func.getSymName() + " kernel result has " +
-                    "shape " + kernelResult.shapeString() +
-                    " but the reference has " + referenceResult.shapeString());
-      for (auto [a, b] :
-           llvm::zip_equal(kernelResult.data, referenceResult.data)) {
-        // NaN or inf where the reference has a number (or the reverse) is
-        // an infinite error; equal non-finite values agree.
-        double error = a == b ? 0.0 : std::fabs(a - b);
-        if (std::isnan(error) || (std::isnan(a) != std::isnan(b)))
-          error = INFINITY;
-        maxAbsError = std::max(maxAbsError, error);
-        if (std::isfinite(b))
-          maxReference = std::max(maxReference, std::fabs(b));
-      }
-    }
-    double relError = maxAbsError == 0.0   ? 0.0
-                      : maxReference > 0.0 ? maxAbsError / maxReference
-                                           : INFINITY;
+    mlir::attn::ReferenceComparison comparison =
+        mlir::attn::compareWithReference(results, referenceResults);
+    if (!comparison.mismatch.empty())
+      return fail("check: @" + func.getSymName() + " " + comparison.mismatch);
+    double maxAbsError = comparison.maxAbsError;
+    double relError = comparison.maxRelError;
     llvm::outs() << "check: @" << func.getSymName()
                  << " max abs err = " << llvm::format("%.3e", maxAbsError)
                  << ", max rel err = " << llvm::format("%.3e", relError)

@@ -1,0 +1,91 @@
+//===- KernelCheck.cpp - Compare kernels with the reference; time them ----===//
+
+#include "tools/common/KernelCheck.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+using namespace mlir;
+namespace rt = ::attn::runtime;
+
+std::string mlir::attn::makeRandomInput(RankedTensorType type,
+                                        int64_t dynamicSize, uint64_t seed,
+                                        const std::string &name,
+                                        rt::Tensor &input) {
+  std::vector<int64_t> shape;
+  for (int64_t dim : type.getShape()) {
+    if (ShapedType::isDynamic(dim)) {
+      if (dynamicSize < 0)
+        return "input '" + name +
+               "' has dynamic shape; random inputs need static sizes: pass it "
+               "with --input or give --dynamic-size N";
+      dim = dynamicSize;
+    }
+    shape.push_back(dim);
+  }
+  input = rt::Tensor(std::move(shape));
+  if (input.numElements() != rt::checkedNumElements(input.shape))
+    return "input '" + name + "' (" + input.shapeString() +
+           ") is too large to allocate";
+  rt::fillUniform(input, seed);
+  for (double &value : input.data)
+    value = static_cast<float>(value);
+  return "";
+}
+
+mlir::attn::ReferenceComparison
+mlir::attn::compareWithReference(ArrayRef<rt::Tensor> kernel,
+                                 ArrayRef<rt::Tensor> reference) {
+  ReferenceComparison result;
+  if (kernel.size() != reference.size()) {
+    result.mismatch = "the kernel returns " + std::to_string(kernel.size()) +
+                      " results, the reference " +
+                      std::to_string(reference.size());
+    return result;
+  }
+  double maxReference = 0.0;
+  for (auto [kernelResult, referenceResult] : llvm::zip_equal(kernel, reference)) {
+    if (kernelResult.shape != referenceResult.shape) {
+      result.mismatch = "kernel result has shape " +
+                        kernelResult.shapeString() + " but the reference has " +
+                        referenceResult.shapeString();
+      return result;
+    }
+    for (auto [a, b] : llvm::zip_equal(kernelResult.data, referenceResult.data)) {
+      double error = a == b ? 0.0 : std::fabs(a - b);
+      if (std::isnan(error) || (std::isnan(a) != std::isnan(b)))
+        error = INFINITY;
+      result.maxAbsError = std::max(result.maxAbsError, error);
+      if (std::isfinite(b))
+        maxReference = std::max(maxReference, std::fabs(b));
+    }
+  }
+  result.maxRelError = result.maxAbsError == 0.0 ? 0.0
+                       : maxReference > 0.0
+                           ? result.maxAbsError / maxReference
+                           : INFINITY;
+  return result;
+}
+
+FailureOr<mlir::attn::Timing>
+mlir::attn::timeRuns(unsigned runs, llvm::function_ref<LogicalResult()> run) {
+  std::vector<double> times;
+  for (unsigned i = 0; i < runs; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (failed(run()))
+      return failure();
+    auto stop = std::chrono::steady_clock::now();
+    times.push_back(
+        std::chrono::duration<double, std::milli>(stop - start).count());
+  }
+  if (times.empty())
+    return Timing();
+  std::sort(times.begin(), times.end());
+  size_t count = times.size();
+  double median = count % 2 ? times[count / 2]
+                            : 0.5 * (times[count / 2 - 1] + times[count / 2]);
+  return Timing{median, times.front(), count};
+}

@@ -1,0 +1,58 @@
+//===- KernelCheck.h - Compare kernels with the reference; time them -*- C++
+//-*-===//
+//
+// The rules attn-run --check / --bench and the tuner share, written once:
+// random inputs, the relative-error rule a kernel must meet against the
+// reference runtime, and the median of timed runs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_TOOLS_COMMON_KERNELCHECK_H
+#define ATTN_TOOLS_COMMON_KERNELCHECK_H
+
+#include "runtime/Tensor.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <string>
+
+namespace mlir::attn {
+
+/// The largest max rel err a kernel may show against the reference
+/// (attn-run --check's default --tolerance).
+constexpr double kDefaultCheckTolerance = 1e-4;
+
+/// A uniform [0, 1) input for an argument of `type`, rounded to f32 so f32
+/// kernels and the reference see the same numbers; dynamic dims take
+/// `dynamicSize` (negative: none given). Returns an error message, or "" on
+/// success.
+std::string makeRandomInput(RankedTensorType type, int64_t dynamicSize,
+                            uint64_t seed, const std::string &name,
+                            ::attn::runtime::Tensor &input);
+
+/// How far kernel results are from the reference's: max abs err = largest
+/// |kernel - reference|, max rel err = max abs err / max |reference| over all
+/// results. NaN or inf where the reference has a number (or the reverse) is
+/// an infinite error; equal non-finite values agree. `mismatch` is set (and
+/// the errors are meaningless) when the shapes differ.
+struct ReferenceComparison {
+  double maxAbsError = 0.0;
+  double maxRelError = 0.0;
+  std::string mismatch;
+};
+ReferenceComparison
+compareWithReference(ArrayRef<::attn::runtime::Tensor> kernel,
+                     ArrayRef<::attn::runtime::Tensor> reference);
+
+/// Wall-clock times of `runs` calls of `run` (the caller warms up first).
+struct Timing {
+  double medianMs = 0.0;
+  double minMs = 0.0;
+  size_t runs = 0;
+};
+FailureOr<Timing> timeRuns(unsigned runs, llvm::function_ref<LogicalResult()> run);
+
+} // namespace mlir::attn
+
+#endif // ATTN_TOOLS_COMMON_KERNELCHECK_H
