@@ -280,10 +280,10 @@ Outcome evaluate(func::FuncOp kernel, ArrayRef<rt::Tensor> inputs,
   return outcome;
 }
 
-/// Four significant digits: microsecond kernels stay readable.
-/// Extra timings of the winner and the default (each in a new process).
+/// Extra timings of each finalist (each in a new process).
 constexpr unsigned kConfirmRounds = 2;
 
+/// Four significant digits: microsecond kernels stay readable.
 std::string formatMs(double ms) {
   std::string text;
   llvm::raw_string_ostream(text) << llvm::format("%.4g", ms);
@@ -312,12 +312,32 @@ FailureOr<TuneResult> mlir::attn::tuning::tuneKernel(
   double bestMs = INFINITY;
   // Wall time of each evaluation, to reserve time for the confirmation.
   std::map<std::string, double> evaluationSeconds;
+  // The finalists of the confirmation: the best candidate, the default and
+  // the fastest autoscheduler (each once).
+  std::optional<Candidate> bestAutoscheduler;
+  double bestAutoschedulerMs = INFINITY;
+  auto finalists = [&] {
+    std::vector<Candidate> result;
+    auto add = [&](const std::optional<Candidate> &candidate) {
+      if (candidate && llvm::none_of(result, [&](const Candidate &c) {
+            return c.describe() == candidate->describe();
+          }))
+        result.push_back(*candidate);
+    };
+    add(best);
+    if (evaluationSeconds.count("default"))
+      add(Candidate());
+    add(bestAutoscheduler);
+    return result;
+  };
   auto confirmationReserve = [&] {
-    if (!best || best->describe() == "default" ||
-        !evaluationSeconds.count("default"))
+    std::vector<Candidate> all = finalists();
+    if (all.size() < 2)
       return 0.0;
-    return kConfirmRounds *
-           (evaluationSeconds["default"] + evaluationSeconds[best->describe()]);
+    double seconds = 0;
+    for (const Candidate &candidate : all)
+      seconds += evaluationSeconds[candidate.describe()];
+    return kConfirmRounds * seconds;
   };
   auto exhausted = [&](const TuneResult &r) {
     auto reserve = std::chrono::duration_cast<Clock::duration>(
@@ -404,6 +424,10 @@ FailureOr<TuneResult> mlir::attn::tuning::tuneKernel(
     std::optional<double> ms = attempt(candidate);
     if (!stopped)
       result.autoschedulerMs.push_back({scheduler.str(), ms});
+    if (ms && *ms < bestAutoschedulerMs) {
+      bestAutoschedulerMs = *ms;
+      bestAutoscheduler = candidate;
+    }
   }
   // 3. Random coordinate search around the best hand-scheduled candidate.
   std::vector<const ScheduleKnob *> knobs;
@@ -441,47 +465,66 @@ FailureOr<TuneResult> mlir::attn::tuning::tuneKernel(
   }
 
   // 4. Confirmation: one timing on a loaded machine can mislead by 2x, so
-  // a winner other than the default is timed again against the default,
-  // alternately in fresh processes, and wins only if the median of its
-  // timings beats the default's.
-  if (best && best->describe() != "default" && result.defaultMs) {
-    Candidate winner = *best;
-    std::vector<double> winnerMs = {bestMs},
-                        defaultMs = {*result.defaultMs};
-    for (unsigned round = 0; round < kConfirmRounds; ++round) {
-      if (Clock::now() >= deadline)
-        break;
-      Outcome again = evaluate(kernel, inputs, reference, defaults, options,
-                               deadline);
-      Outcome challenger =
-          again.kind == Outcome::Measured
-              ? evaluate(kernel, inputs, reference, winner, options, deadline)
-              : Outcome();
-      if (again.kind != Outcome::Measured ||
-          challenger.kind != Outcome::Measured)
-        break;
-      defaultMs.push_back(again.ms);
-      winnerMs.push_back(challenger.ms);
+  // the finalists (best, default, fastest autoscheduler) are timed again,
+  // in turn in fresh processes, and the lowest median of each one's
+  // timings wins.
+  std::vector<Candidate> contenders = finalists();
+  std::map<std::string, double> firstMs = {{best ? best->describe() : "",
+                                            bestMs}};
+  if (result.defaultMs)
+    firstMs["default"] = *result.defaultMs;
+  if (bestAutoscheduler)
+    firstMs[bestAutoscheduler->describe()] = bestAutoschedulerMs;
+  if (best && contenders.size() > 1) {
+    std::vector<std::vector<double>> timings;
+    for (const Candidate &candidate : contenders)
+      timings.push_back({firstMs[candidate.describe()]});
+    bool complete = true;
+    for (unsigned round = 0; round < kConfirmRounds && complete; ++round) {
+      std::vector<double> roundMs;
+      for (const Candidate &candidate : contenders) {
+        if (Clock::now() >= deadline) {
+          complete = false;
+          break;
+        }
+        Outcome again =
+            evaluate(kernel, inputs, reference, candidate, options, deadline);
+        if (again.kind != Outcome::Measured) {
+          complete = false;
+          break;
+        }
+        roundMs.push_back(again.ms);
+      }
+      if (!complete)
+        break; // only whole rounds count, so every finalist has as many
+      for (size_t k = 0; k < contenders.size(); ++k)
+        timings[k].push_back(roundMs[k]);
     }
     auto median = [](std::vector<double> values) {
       std::sort(values.begin(), values.end());
       return values[values.size() / 2];
     };
-    double winnerMedian = median(winnerMs),
-           defaultMedian = median(defaultMs);
-    if (winnerMs.size() > 1) {
-      if (llvm::raw_ostream *os = progress())
-        *os << "tune: @" << name << " confirming " << winner.describe()
-            << ": " << formatMs(winnerMedian) << " ms vs default "
-            << formatMs(defaultMedian) << " ms (medians of "
-            << winnerMs.size() << " timings)\n";
-      result.defaultMs = defaultMedian;
-      if (winnerMedian < defaultMedian) {
-        bestMs = winnerMedian;
-      } else {
-        best = defaults;
-        bestMs = defaultMedian;
+    if (timings.front().size() > 1) {
+      size_t winner = 0;
+      std::vector<double> medians;
+      for (const std::vector<double> &values : timings)
+        medians.push_back(median(values));
+      for (size_t k = 1; k < contenders.size(); ++k)
+        if (medians[k] < medians[winner])
+          winner = k;
+      if (llvm::raw_ostream *os = progress()) {
+        *os << "tune: @" << name << " confirming (medians of "
+            << timings.front().size() << " timings):";
+        for (size_t k = 0; k < contenders.size(); ++k)
+          *os << " " << contenders[k].describe() << " "
+              << formatMs(medians[k]) << " ms"
+              << (k + 1 < contenders.size() ? "," : "\n");
       }
+      for (size_t k = 0; k < contenders.size(); ++k)
+        if (contenders[k].describe() == "default")
+          result.defaultMs = medians[k];
+      best = contenders[winner];
+      bestMs = medians[winner];
     }
   }
 
