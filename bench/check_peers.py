@@ -33,6 +33,8 @@ SMALL_KERNELS = [
     k.efficient_attention(n=56, dk=8, dv=12),
     k.linear_attention(n=56, dk=8, dv=12),
     k.external_attention(n=48, d=24, slots=8),
+    k.deformable_attention("deformable_small", [(5, 7), (3, 2)], queries=6,
+                           heads=2, points=3, depth=4, batch=2),
 ]
 
 

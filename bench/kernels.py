@@ -28,7 +28,7 @@ SPEC_DIR = BENCH_DIR / "specs"
 @dataclass(frozen=True)
 class Kernel:
     name: str          # row name in the report and base name of the spec
-    family: str        # softmax | efficient | linear | external
+    family: str        # softmax | efficient | linear | external | deformable
     func: str          # the func.func in the spec
     shapes: dict       # argument name -> shape, in argument order
     output: tuple      # output shape
@@ -133,13 +133,52 @@ def external_attention(n, d, slots, eps=1e-9):
     )
 
 
-# The shapes of issue 4, item 6.
+def deformable_attention(name, levels, queries, heads=8, points=4, depth=32,
+                         batch=1):
+    """Multi-scale deformable attention (Deformable DETR, MSDeformAttn core):
+    out[n, q, h*D + d] = sum over levels l, points p of
+    w[n, q, h, l, p] * bilinear(value level l, head h, loc[n, q, h, l, p])[d].
+
+    FLOPs: per (query, head, level, point, channel) the bilinear sample is 4
+    corner MACs and the weighted sum 1 MAC: 10 FLOPs (the per-sample
+    coordinate and corner-weight arithmetic is not counted, like the
+    exponentials elsewhere). Compulsory bytes: value, sampling locations,
+    attention weights read once, the output written once.
+    """
+    rows = sum(h * w for h, w in levels)
+    nl = len(levels)
+    value = (batch, rows, heads, depth)
+    loc = (batch, queries, heads, nl, points, 2)
+    weights = (batch, queries, heads, nl, points)
+    out = (batch, queries, heads * depth)
+    return Kernel(
+        name=name,
+        family="deformable",
+        func=name,
+        shapes={"value": value, "sampling_locations": loc,
+                "attention_weights": weights},
+        output=out,
+        flops=10 * batch * queries * heads * nl * points * depth,
+        compulsory_bytes=F32_BYTES * _elements(value, loc, weights, out),
+        params=dict(levels=list(levels), queries=queries, heads=heads,
+                    points=points, depth=depth, batch=batch),
+    )
+
+
+# Deformable DETR's 4 feature levels for an 800 x 1200 input (strides 8-64).
+DETR_LEVELS = [(100, 150), (50, 75), (25, 38), (13, 19)]
+
+# The shapes of issue 4, item 6, and of issue 5, item 5.
 KERNELS = [
     softmax_attention(heads=8, n=1024, m=1024, dk=64, dv=64, scale=0.125),
     softmax_attention(heads=8, n=4096, m=4096, dk=64, dv=64, scale=0.125),
     *[efficient_attention(n, dk=32, dv=64) for n in (4096, 16384, 65536)],
     *[linear_attention(n, dk=32, dv=64) for n in (4096, 16384, 65536)],
     external_attention(n=4096, d=512, slots=64),
+    # Encoder: every pixel of every level is a query; decoder: 300 queries.
+    deformable_attention("deformable_encoder", DETR_LEVELS,
+                         queries=sum(h * w for h, w in DETR_LEVELS)),
+    deformable_attention("deformable_decoder", DETR_LEVELS, queries=300),
 ]
 
 KERNELS_BY_NAME = {kernel.name: kernel for kernel in KERNELS}
@@ -195,6 +234,15 @@ def render_spec(kernel):
                   "//   A = X Mk^T; softmax over positions; "
                   "A / (1e-9 + sum over slots); O = A Mv")
         op = f"attn.external {operands}"
+    elif kernel.family == "deformable":
+        levels = ", ".join(f"{h}x{w}" for h, w in p["levels"])
+        header = (f"Multi-scale deformable attention (Deformable DETR), "
+                  f"Lq = {p['queries']}, M = {p['heads']}, "
+                  f"L = {len(p['levels'])}, P = {p['points']}, "
+                  f"D = {p['depth']}:\n"
+                  "//   out[q, h] = sum_l sum_p w[q, h, l, p] * "
+                  "bilinear(V_l[h], loc[q, h, l, p])")
+        op = f"attn.deformable {operands} levels [{levels}]"
     else:
         raise ValueError(f"unknown kernel family {kernel.family}")
     return (f"// Benchmark kernel {kernel.name} (bench/kernels.py renders this "

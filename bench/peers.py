@@ -6,8 +6,14 @@
 Run by bench/run.sh. For every kernel of bench/kernels.py it times:
 
 - torch.sdpa:  F.scaled_dot_product_attention (softmax attention only);
-- torch.plain: the formula written with torch ops;
-- ort.plain:   the same formula as an ONNX graph built with onnx.helper;
+- torch.plain: the formula written with torch ops (external attention: the
+               EANet formula);
+- torch.grid_sample: deformable attention as Deformable DETR's PyTorch
+               reference, ms_deform_attn_core_pytorch (one F.grid_sample per
+               level, then the weighted sum); deformable has no torch.plain;
+- ort.plain:   the same formula as an ONNX graph built with onnx.helper
+               (not for deformable attention: its graph would be the
+               grid_sample formulation again, not written yet);
 - ort.mha:     the com.microsoft MultiHeadAttention contrib op of ONNX
                Runtime (softmax attention only; fed Q, K, V already in its
                (batch, positions, heads * dk) layout, the transposes are
@@ -78,6 +84,38 @@ def external_plain(x, mk, mv, eps):
     return attention @ mv
 
 
+def ms_deform_attn_core_pytorch(value, value_spatial_shapes,
+                                sampling_locations, attention_weights,
+                                align_corners=False):
+    """Deformable DETR's pure-PyTorch reference (models/ops/functions/
+    ms_deform_attn_func.py), as published; align_corners is added for
+    DAT-style sampling (the original passes False)."""
+    N_, S_, M_, D_ = value.shape
+    _, Lq_, M_, L_, P_, _ = sampling_locations.shape
+    value_list = value.split([H_ * W_ for H_, W_ in value_spatial_shapes],
+                             dim=1)
+    sampling_grids = 2 * sampling_locations - 1
+    sampling_value_list = []
+    for lid_, (H_, W_) in enumerate(value_spatial_shapes):
+        # N_, H_*W_, M_, D_ -> N_*M_, D_, H_, W_
+        value_l_ = value_list[lid_].flatten(2).transpose(1, 2).reshape(
+            N_ * M_, D_, H_, W_)
+        # N_, Lq_, M_, P_, 2 -> N_*M_, Lq_, P_, 2
+        sampling_grid_l_ = sampling_grids[:, :, :, lid_].transpose(1, 2) \
+            .flatten(0, 1)
+        # N_*M_, D_, Lq_, P_
+        sampling_value_l_ = F.grid_sample(
+            value_l_, sampling_grid_l_, mode="bilinear", padding_mode="zeros",
+            align_corners=align_corners)
+        sampling_value_list.append(sampling_value_l_)
+    # (N_, Lq_, M_, L_, P_) -> (N_*M_, 1, Lq_, L_*P_)
+    attention_weights = attention_weights.transpose(1, 2).reshape(
+        N_ * M_, 1, Lq_, L_ * P_)
+    output = (torch.stack(sampling_value_list, dim=-2).flatten(-2)
+              * attention_weights).sum(-1).view(N_, M_ * D_, Lq_)
+    return output.transpose(1, 2).contiguous()
+
+
 def torch_formula(kernel):
     p = kernel.params
     if kernel.family == "softmax":
@@ -88,6 +126,10 @@ def torch_formula(kernel):
         return linear_plain
     if kernel.family == "external":
         return lambda x, mk, mv: external_plain(x, mk, mv, p["eps"])
+    if kernel.family == "deformable":
+        levels = [tuple(level) for level in p["levels"]]
+        return lambda value, loc, weights: ms_deform_attn_core_pytorch(
+            value, levels, loc, weights)
     raise ValueError(kernel.family)
 
 
@@ -237,6 +279,10 @@ def implementations(kernel, inputs):
         candidates.append(("torch.sdpa",
                            lambda: softmax_sdpa(*tensors, scale),
                            lambda out: out.numpy()))
+    if kernel.family == "deformable":
+        candidates.append(("torch.grid_sample", lambda: formula(*tensors),
+                           lambda out: out.numpy()))
+        return candidates
     candidates.append(("torch.plain", lambda: formula(*tensors),
                        lambda out: out.numpy()))
     candidates.append(("ort.plain", _ort_runner(onnx_plain(kernel), inputs),

@@ -247,6 +247,16 @@ private:
   Expr bilinearSample(const TensorFunc &value, Expr n, Expr h, Expr d,
                       Expr start, Expr height, Expr width, Expr x, Expr y,
                       bool alignCorners);
+  /// Corner (cx, cy) (each 0 or 1, may be symbolic) of the bilinear sample
+  /// at normalized (x, y) of a level: its value row, clamped into [0, Lv)
+  /// so every load is in bounds, and its bilinear weight, 0 when the corner
+  /// is outside the level or the location is not finite.
+  struct BilinearCorner {
+    Expr row, weight;
+  };
+  BilinearCorner bilinearCorner(const TensorFunc &value, Expr start,
+                                Expr height, Expr width, Expr x, Expr y,
+                                bool alignCorners, Expr cx, Expr cy);
   Expr featureMapExpr(FeatureMap map, Expr x);
 
   func::FuncOp func;
@@ -832,12 +842,14 @@ LogicalResult KernelBuilder::lowerReduceSum(Operation *operation) {
   return success();
 }
 
-Expr KernelBuilder::bilinearSample(const TensorFunc &value, Expr n, Expr h,
-                                   Expr d, Expr start, Expr height, Expr width,
-                                   Expr x, Expr y, bool alignCorners) {
+KernelBuilder::BilinearCorner
+KernelBuilder::bilinearCorner(const TensorFunc &value, Expr start, Expr height,
+                              Expr width, Expr x, Expr y, bool alignCorners,
+                              Expr cx, Expr cy) {
   Halide::Type type = value.type;
   Expr w = Halide::cast(type, width), hgt = Halide::cast(type, height);
   Expr one = constant(type, 1.0), half = constant(type, 0.5);
+  Expr zero = constant(type, 0.0);
   Expr px = alignCorners ? x * (w - one) : x * w - half;
   Expr py = alignCorners ? y * (hgt - one) : y * hgt - half;
   // Non-finite locations and pixels far outside the level contribute 0;
@@ -847,18 +859,29 @@ Expr KernelBuilder::bilinearSample(const TensorFunc &value, Expr n, Expr h,
   Expr safeX = Halide::select(inside, px, constant(type, -1.0));
   Expr safeY = Halide::select(inside, py, constant(type, -1.0));
   Expr fx0 = Halide::floor(safeX), fy0 = Halide::floor(safeY);
-  Expr x0 = Halide::cast<int>(fx0), y0 = Halide::cast<int>(fy0);
   Expr fx = safeX - fx0, fy = safeY - fy0;
+  Expr xc = Halide::cast<int>(fx0) + cx, yc = Halide::cast<int>(fy0) + cy;
+  Expr valid = inside && xc >= 0 && xc < width && yc >= 0 && yc < height;
+  Expr weightX = Halide::select(cx == 0, one - fx, fx);
+  Expr weightY = Halide::select(cy == 0, one - fy, fy);
+  // Clamped so bounds inference sees [0, Lv); invalid corners weigh 0.
+  Expr row = Halide::clamp(start + yc * width + xc, 0, value.shape[1] - 1);
+  return {row, Halide::select(valid, weightX * weightY, zero)};
+}
+
+Expr KernelBuilder::bilinearSample(const TensorFunc &value, Expr n, Expr h,
+                                   Expr d, Expr start, Expr height, Expr width,
+                                   Expr x, Expr y, bool alignCorners) {
+  Halide::Type type = value.type;
   Expr total = constant(type, 0.0);
-  Expr lv = value.shape[1];
   for (int cy = 0; cy < 2; ++cy)
     for (int cx = 0; cx < 2; ++cx) {
-      Expr xc = x0 + cx, yc = y0 + cy;
-      Expr valid = inside && xc >= 0 && xc < width && yc >= 0 && yc < height;
-      // Clamped so bounds inference sees [0, Lv); invalid corners are 0.
-      Expr row = Halide::clamp(start + yc * width + xc, 0, lv - 1);
-      Expr weight = (cx ? fx : one - fx) * (cy ? fy : one - fy);
-      total += Halide::select(valid, weight * value({n, row, h, d}),
+      BilinearCorner corner = bilinearCorner(value, start, height, width, x, y,
+                                             alignCorners, cx, cy);
+      // A select, not a product with the 0 weight: an invalid corner adds
+      // exactly 0 whatever the clamped row holds.
+      total += Halide::select(corner.weight != constant(type, 0.0),
+                              corner.weight * value({n, corner.row, h, d}),
                               constant(type, 0.0));
     }
   return total;
@@ -1678,9 +1701,14 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
   return success();
 }
 
-// out[n, q, h*D + d] = sum over levels l and points p of
-// w[n, q, h, l, p] * sample(level l at loc[n, q, h, l, p])[d]. Levels are
-// static, so each level is its own term with constant sizes.
+// out[n, q, h*D + d] = sum over levels l, points p and the 4 bilinear
+// corners k of cw[n, q, h, l, p, k] * value[n, row[n, q, h, l, p, k], h, d].
+// <name>_corners(k, p, l, h, q, n) is a Tuple (row, cw): the corner's value
+// row and its weight (attention weight x bilinear weight, 0 outside the
+// level). It depends on everything but d, so the schedule computes it once
+// per (query, head) and the sum over l, p, k is one scalar weight times a
+// contiguous vector of D channels per corner. Per-level sizes are select
+// chains on l (levels are static).
 LogicalResult KernelBuilder::lowerDeformable(Operation *operation) {
   auto op = cast<DeformableAttentionOp>(operation);
   if (failed(checkLevels(op, op.getSpatialShapes())))
@@ -1704,23 +1732,36 @@ LogicalResult KernelBuilder::lowerDeformable(Operation *operation) {
       extents(op, cast<RankedTensorType>(op.getType()), computed);
   if (failed(shape))
     return failure();
-  Var n("n"), q("q"), h("h"), d("d"), c("c");
-  RDom rp(0, loc.shape[4], name + "_rp");
-  Func heads(name + "_heads"), result(name);
+  Var n("n"), q("q"), h("h"), l("l"), p("p"), k("k"), d("d"), c("c");
   Halide::Type type = value.type;
-  define(heads, {n, q, h, d}, constant(type, 0.0));
-  Expr sum = call(heads, {n, q, h, d});
-  for (size_t l = 0; l < heights.size(); ++l) {
-    Expr li = static_cast<int>(l);
-    Expr x = loc({n, q, h, li, rp, 0}), y = loc({n, q, h, li, rp, 1});
-    sum += weights({n, q, h, li, rp}) *
-           bilinearSample(value, n, h, d, starts[l], heights[l], widths[l], x,
-                          y, op.getAlignCorners());
+  Expr height = heights.back(), width = widths.back(), start = starts.back();
+  for (size_t i = heights.size() - 1; i-- > 0;) {
+    height = Halide::select(l == static_cast<int>(i), heights[i], height);
+    width = Halide::select(l == static_cast<int>(i), widths[i], width);
+    start = Halide::select(l == static_cast<int>(i), starts[i], start);
   }
-  update(heads, {n, q, h, d}, sum);
+  Expr x = loc({n, q, h, l, p, 0}), y = loc({n, q, h, l, p, 1});
+  BilinearCorner corner = bilinearCorner(value, start, height, width, x, y,
+                                         op.getAlignCorners(), k % 2, k / 2);
+  Func corners(name + "_corners");
+  corners(k, p, l, h, q, n) =
+      Halide::Tuple(corner.row, weights({n, q, h, l, p}) * corner.weight);
+
+  // k innermost: the 4 corners of a sample, then points, then levels.
+  RDom r(0, 4, 0, loc.shape[4], 0, static_cast<int>(heights.size()),
+         name + "_r");
+  Func heads(name + "_heads"), result(name);
+  define(heads, {n, q, h, d}, constant(type, 0.0));
+  Expr row = corners(r.x, r.y, r.z, h, q, n)[0];
+  Expr cw = corners(r.x, r.y, r.z, h, q, n)[1];
+  update(heads, {n, q, h, d},
+         call(heads, {n, q, h, d}) + cw * value({n, row, h, d}));
   define(result, {n, q, c}, call(heads, {n, q, c / depth, c % depth}));
-  bind(op, Family::Gather, {result, *shape, type}, {{"heads", heads}},
-       {{"heads", rp}});
+  bind(op, Family::Gather, {result, *shape, type},
+       {{"heads", heads}, {"corners", corners}}, {{"heads", r}},
+       {{"depth", Halide::Internal::as_const_int(depth)
+                      ? *Halide::Internal::as_const_int(depth)
+                      : 0}});
   return success();
 }
 

@@ -177,11 +177,23 @@ void mlir::attn::codegen::scheduleMaterializedAttention(
   scores.compute_root();
   scheduleTiledProduct(scores, op.stages.at("dot"), op.domains.at("dot"), m, n,
                        vector, p.tileVectors, p.tileRows, p.queryBlock, ctx);
-  for (int64_t t = 0; t < op.info.at("steps"); ++t) {
+  // The last step, when it is over keys (EANet's sum over slots), only
+  // feeds the final product: its weights and row sums are computed per row
+  // block of that product, in L1, instead of as n x m passes at root.
+  int64_t steps = op.info.at("steps");
+  int64_t lastStep = -1;
+  for (int64_t t = 0; t < steps; ++t)
+    if (op.stages.count("num" + std::to_string(t)))
+      lastStep = t;
+  bool fuseLast =
+      lastStep >= 0 && op.info.at("overKeys" + std::to_string(lastStep));
+  for (int64_t t = 0; t < steps; ++t) {
     std::string suffix = std::to_string(t);
     auto num = op.stages.find("num" + suffix);
     if (num == op.stages.end())
-      continue;                                 // a `none` step
+      continue; // a `none` step
+    if (fuseLast && t == lastStep)
+      continue; // per row block, below
     std::vector<Var> args = num->second.args(); // j, i, b...
     num->second.compute_root()
         .vectorize(args[0], vector, TailStrategy::GuardWithIf)
@@ -212,6 +224,20 @@ void mlir::attn::codegen::scheduleMaterializedAttention(
   auto plain = op.stages.find("num");
   if (plain != op.stages.end())
     plain->second.compute_root();
-  scheduleTiledProduct(out, op.stages.at("acc"), op.domains.at("acc"), dv, n,
-                       vector, p.tileVectors, p.tileRows, p.queryBlock, ctx);
+  Var task = scheduleTiledProduct(out, op.stages.at("acc"), op.domains.at("acc"),
+                                  dv, n, vector, p.tileVectors, p.tileRows,
+                                  p.queryBlock, ctx);
+  if (!fuseLast)
+    return;
+  std::string suffix = std::to_string(lastStep);
+  Func num = op.stages.at("num" + suffix);
+  num.compute_at(out, task).vectorize(num.args()[0], vector,
+                                      TailStrategy::GuardWithIf);
+  const Halide::RDom &r = op.domains.at("r" + suffix);
+  for (const char *kind : {"max", "den"}) {
+    auto stat = op.stages.find(kind + suffix);
+    if (stat != op.stages.end())
+      scheduleRowStatistic(stat->second, r, out, task, vector,
+                           std::string(kind) == "max");
+  }
 }

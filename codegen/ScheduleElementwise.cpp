@@ -39,29 +39,87 @@ void mlir::attn::codegen::scheduleElementwise(OpStages &op,
       ctx.vectorWidth(ctx.params.elementwise.vectorWidth, op.result.type));
 }
 
+/// Deformable attention, out (n, q, c = h*D + d): per (query, head), the
+/// corner rows and weights of its L x P samples are computed once
+/// (`_corners`, vectorized across corners and points), then `_heads` sums
+/// weight x value row over them, vectorized across the D channels. With a
+/// static D, `_heads` is a D-wide accumulator per (query, head) that stays
+/// in registers, and blocks of queriesPerTask queries run in parallel.
+static void scheduleDeformable(OpStages &op, const ScheduleContext &ctx,
+                               int vector) {
+  const DeformableParams &p = ctx.params.deformable;
+  Func out = op.result.func, heads = op.stages.at("heads");
+  Func corners = op.stages.at("corners");
+  Halide::RDom r = op.domains.at("heads");
+  std::vector<Var> args = out.args(); // c, q, n
+  Var c = args[0], q = args[1];
+  std::vector<Var> headArgs = heads.args(); // d, h, q, n
+  Var d = headArgs[0];
+  std::vector<Var> cornerArgs = corners.args(); // k, p, l, h, q, n
+  Var k = cornerArgs[0], point = cornerArgs[1];
+  int64_t depth = op.info.at("depth");
+  SplitChoice block = chooseSplit(op.result.shape[1], p.queriesPerTask);
+  Var qblock("qblock"), qi("qi");
+  out.split(q, qblock, qi, block.factor, block.tail);
+  parallelOuter(out, qblock, 2);
+  if (depth <= 0) {
+    // Dynamic D: per query, all heads; guarded vectors over the channels.
+    out.vectorize(c, vector, TailStrategy::GuardWithIf);
+    heads.compute_at(out, qi).vectorize(d, vector, TailStrategy::GuardWithIf);
+    heads.update()
+        .reorder(d, r.x, r.y, r.z)
+        .vectorize(d, vector, TailStrategy::GuardWithIf);
+    corners.compute_at(out, qi).vectorize(k);
+    return;
+  }
+  // One head's D channels at a time: a whole vector of D up to a few
+  // native vectors (LLVM splits it into registers), else vector chunks.
+  int channels = static_cast<int>(depth);
+  int width = channels <= p.maxChannelVectors * vector ? channels : vector;
+  TailStrategy tail = channels % width == 0 ? TailStrategy::RoundUp
+                                            : TailStrategy::ShiftInwards;
+  Var head("head"), channel("channel"), co("co"), ci("ci");
+  out.split(c, head, channel, channels, TailStrategy::RoundUp)
+      .split(channel, co, ci, width, tail)
+      .reorder(ci, co, head, qi)
+      .vectorize(ci);
+  heads.compute_at(out, head).vectorize(d, width, tail);
+  heads.update()
+      .reorder(d, r.x, r.y, r.z)
+      .vectorize(d, width, tail)
+      .unroll(r.x);
+  // The corners of one (query, head): 4 x P x L, vectorized across the
+  // corners and points of a level.
+  Var kp("kp");
+  auto points = Halide::Internal::as_const_int(r.y.extent());
+  if (points) {
+    int lanes = static_cast<int>(4 * *points);
+    corners.compute_at(out, head)
+        .fuse(k, point, kp)
+        .vectorize(kp, std::min(lanes, vector), lanes % vector == 0 ||
+                                                        lanes < vector
+                                                    ? TailStrategy::RoundUp
+                                                    : TailStrategy::GuardWithIf);
+  } else {
+    corners.compute_at(out, head).vectorize(k);
+  }
+}
+
 void mlir::attn::codegen::scheduleGather(OpStages &op,
                                          const ScheduleContext &ctx) {
   Func f = op.result.func;
-  int vector =
-      ctx.vectorWidth(ctx.params.elementwise.vectorWidth, op.result.type);
   if (!ctx.isOutput(f))
     f.compute_root();
-  std::vector<Var> args = f.args();
-  auto heads = op.stages.find("heads");
-  if (heads == op.stages.end()) {
-    // bilinear_gather (n, q, h, l, p, d): channels d innermost.
-    vectorizeAndParallelize(f, op.result, vector);
+  if (op.stages.count("heads")) {
+    scheduleDeformable(
+        op, ctx,
+        ctx.vectorWidth(ctx.params.deformable.vectorWidth, op.result.type));
     return;
   }
-  // deformable: out (n, q, c) reads heads (n, q, h, d) computed per query.
-  Var q = args[1];
-  SplitChoice channels = chooseSplit(op.result.shape.back(), vector);
-  f.vectorize(args[0], channels.factor, channels.tail);
-  f.parallel(q);
-  Func h = heads->second;
-  std::vector<Var> headArgs = h.args();
-  h.compute_at(f, q).vectorize(headArgs[0], vector, TailStrategy::GuardWithIf);
-  h.update().vectorize(headArgs[0], vector, TailStrategy::GuardWithIf);
+  // bilinear_gather (n, q, h, l, p, d): channels d innermost.
+  vectorizeAndParallelize(
+      f, op.result,
+      ctx.vectorWidth(ctx.params.elementwise.vectorWidth, op.result.type));
 }
 
 void mlir::attn::codegen::scheduleChoice(OpStages &op,

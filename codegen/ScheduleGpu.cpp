@@ -80,6 +80,10 @@ ThreadVars gpuStage(Stage s, const std::vector<Var> &vars, const Func &f,
       s.fuse(fused, vars[i], next);
       fused = next;
     }
+    // Outside the tile's block and thread loops: an rfactor intermediate
+    // (pure vars j, b..., chunk) otherwise keeps its chunk loop innermost,
+    // a block loop inside thread loops, which Halide rejects.
+    s.reorder(threads.tx, threads.ty, bx, by, fused);
     s.gpu_blocks(fused);
   }
   return threads;

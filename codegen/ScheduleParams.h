@@ -57,6 +57,15 @@ struct ElementwiseParams {
   int vectorWidth = 0;
 };
 
+/// attn.deformable (ScheduleElementwise.cpp): blocks of queriesPerTask
+/// queries run in parallel; per (query, head) the D channels are one vector
+/// when D <= maxChannelVectors * vectorWidth, else vector-wide chunks.
+struct DeformableParams {
+  int vectorWidth = 0;
+  int queriesPerTask = 16;
+  int maxChannelVectors = 4;
+};
+
 /// GPU schedules (ScheduleGpu.cpp), used when the target has a GPU feature
 /// (cuda, opencl, ...). Thread-block shapes are in threads; sizes that do
 /// not divide the extent are guarded.
@@ -83,6 +92,7 @@ struct ScheduleParams {
   AttentionParams attention;
   EfficientParams efficient;
   ElementwiseParams elementwise;
+  DeformableParams deformable;
   GpuParams gpu;
 };
 

@@ -1,0 +1,8 @@
+// Benchmark kernel deformable_decoder (bench/kernels.py renders this file).
+// Multi-scale deformable attention (Deformable DETR), Lq = 300, M = 8, L = 4, P = 4, D = 32:
+//   out[q, h] = sum_l sum_p w[q, h, l, p] * bilinear(V_l[h], loc[q, h, l, p])
+func.func @deformable_decoder(%value: tensor<1x19947x8x32xf32>, %sampling_locations: tensor<1x300x8x4x4x2xf32>, %attention_weights: tensor<1x300x8x4x4xf32>) -> tensor<1x300x256xf32> {
+  %o = attn.deformable %value, %sampling_locations, %attention_weights levels [100x150, 50x75, 25x38, 13x19]
+      : tensor<1x19947x8x32xf32>, tensor<1x300x8x4x4x2xf32>, tensor<1x300x8x4x4xf32> -> tensor<1x300x256xf32>
+  return %o : tensor<1x300x256xf32>
+}
