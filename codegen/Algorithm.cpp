@@ -109,9 +109,6 @@ Expr softmaxExp(Expr x) {
   return x.type() == Halide::Float(32) ? Halide::fast_exp(x) : Halide::exp(x);
 }
 
-/// Positions per chunk of the online column softmax of attn.efficient.
-constexpr int kContextChunk = 256;
-
 /// Lanes of the first stage of a row maximum over keys (one AVX-512 f32
 /// vector; see lowerDotProductSpec).
 constexpr int kMaxLanes = 16;
@@ -1573,13 +1570,11 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
 }
 
 // E = rho_q(Q) (rho_k(K)^T V). Softmax variant: <name>_qmax/_qexp/_qsum
-// (per query over dk); per chunk c of kContextChunk positions
-// <name>_kcmax (each key feature's max), _kexp (weights), _cctx and _csum
-// (the chunk's context kexp^T V and denominators); the chunks merge into
-// <name>_context and _ksum with the factors _rescale = exp(kcmax - kmax);
-// result = qexp (context / ksum) / qsum. Scaling variant: context = K^T V
-// / n, result = Q context (rho = x/sqrt(n) on both sides is one division
-// by n).
+// (per query over dk), <name>_kmax/_kexp/_ksum (per key feature over the m
+// positions: reductions over positions), <name>_context = kexp^T V / ksum
+// (dk x dv, a reduction over positions), result = qexp context / qsum.
+// Scaling variant: context = K^T V / n, result = Q context (rho = x/sqrt(n)
+// on both sides is one division by n).
 LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
   auto op = cast<EfficientAttentionOp>(operation);
   const TensorFunc &q = get(op.getQuery());
@@ -1602,6 +1597,7 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
   Expr queryWeight;
   if (op.getVariant() == EfficientVariant::softmax) {
     Func qmax(name + "_qmax"), qexp(name + "_qexp"), qsum(name + "_qsum");
+    Func kmax(name + "_kmax"), kexp(name + "_kexp"), ksum(name + "_ksum");
     RDom rdq(0, dk, name + "_rdq");
     define(qmax, batch.vars({i}), lowest(type));
     update(
@@ -1612,63 +1608,23 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
     define(qsum, batch.vars({i}), zero);
     update(qsum, batch.index({i}),
            call(qsum, batch.index({i})) + call(qexp, batch.index({i, rdq})));
-    // Per-feature softmax over the m positions, online over chunks of
-    // kContextChunk positions, so K and V are read once: each chunk c has
-    // its own max kcmax(d, c), weights exp(k - kcmax) and partial context
-    // and denominator; the chunks are merged with the factors
-    // exp(kcmax - kmax) (kmax = the max of the chunk maxima).
-    Var c("c");
-    Expr chunks = (m + kContextChunk - 1) / kContextChunk;
-    RDom rjc(0, kContextChunk, name + "_rjc");
-    Expr pos = c * kContextChunk + rjc;
-    Expr inRange = pos < m;
-    Expr posClamped = Halide::min(pos, m - 1);
-    Func kcmax(name + "_kcmax"), kexp(name + "_kexp");
-    Func cctx(name + "_cctx"), csum(name + "_csum"), rescale(name + "_rescale");
-    Func kmax(name + "_kmax"), ksum(name + "_ksum");
-    define(kcmax, batch.vars({c, d}), lowest(type));
-    update(kcmax, batch.index({c, d}),
-           Halide::max(call(kcmax, batch.index({c, d})),
-                       Halide::select(inRange,
-                                      batch.operand(k, {posClamped, d}),
-                                      lowest(type))));
-    define(kexp, batch.vars({j, d}),
-           softmaxExp(batch.operand(k, {j, d}) -
-                      call(kcmax, batch.index({j / kContextChunk, d}))));
-    Expr chunkWeight = call(kexp, batch.index({posClamped, d}));
-    define(cctx, batch.vars({c, d, e}), zero);
-    update(cctx, batch.index({c, d, e}),
-           call(cctx, batch.index({c, d, e})) +
-               Halide::select(inRange,
-                              chunkWeight * batch.operand(v, {posClamped, e}),
-                              zero));
-    define(csum, batch.vars({c, d}), zero);
-    update(csum, batch.index({c, d}),
-           call(csum, batch.index({c, d})) +
-               Halide::select(inRange, chunkWeight, zero));
-    RDom rc(0, chunks, name + "_rc");
+    RDom rjk(0, m, name + "_rjk");
     define(kmax, batch.vars({d}), lowest(type));
-    update(kmax, batch.index({d}),
-           Halide::max(call(kmax, batch.index({d})),
-                       call(kcmax, batch.index({rc, d}))));
-    define(rescale, batch.vars({c, d}),
-           softmaxExp(call(kcmax, batch.index({c, d})) -
-                      call(kmax, batch.index({d}))));
+    update(
+        kmax, batch.index({d}),
+        Halide::max(call(kmax, batch.index({d})), batch.operand(k, {rjk, d})));
+    define(kexp, batch.vars({j, d}),
+           softmaxExp(batch.operand(k, {j, d}) - call(kmax, batch.index({d}))));
     define(ksum, batch.vars({d}), zero);
     update(ksum, batch.index({d}),
-           call(ksum, batch.index({d})) +
-               call(rescale, batch.index({rc, d})) *
-                   call(csum, batch.index({rc, d})));
+           call(ksum, batch.index({d})) + call(kexp, batch.index({rjk, d})));
     define(context, batch.vars({d, e}), zero);
     update(context, batch.index({d, e}),
            call(context, batch.index({d, e})) +
-               call(rescale, batch.index({rc, d})) *
-                   call(cctx, batch.index({rc, d, e})));
-    stages = {{"qmax", qmax},   {"qexp", qexp},   {"qsum", qsum},
-              {"kcmax", kcmax}, {"kexp", kexp},   {"cctx", cctx},
-              {"csum", csum},   {"kmax", kmax},   {"rescale", rescale},
-              {"ksum", ksum}};
-    domains = {{"qmax", rdq}, {"chunk", rjc}, {"context", rc}};
+               call(kexp, batch.index({rj, d})) * batch.operand(v, {rj, e}));
+    stages = {{"qmax", qmax}, {"qexp", qexp}, {"qsum", qsum},
+              {"kmax", kmax}, {"kexp", kexp}, {"ksum", ksum}};
+    domains = {{"qmax", rdq}, {"kmax", rjk}};
     queryWeight = call(qexp, batch.index({i, rd}));
     Func contextNorm(name + "_context_norm");
     define(contextNorm, batch.vars({d, e}),
@@ -1694,7 +1650,7 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
   }
   stages["context"] = context;
   stages["acc"] = acc;
-  domains.emplace("context", rj); // the softmax variant merges chunks
+  domains["context"] = rj;
   domains["acc"] = rd;
   bind(op, Family::Efficient, {result, batch.shape, type}, stages, domains,
        {{"softmax", op.getVariant() == EfficientVariant::softmax}});

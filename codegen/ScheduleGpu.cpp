@@ -277,16 +277,12 @@ void gpuNormalize(OpStages &op, const ScheduleContext &ctx) {
 
 void gpuEfficient(OpStages &op, const ScheduleContext &ctx) {
   if (op.info.at("softmax")) {
-    // The chunk stages of the online column softmax: a thread per
-    // (feature, chunk) or (feature, value, chunk), serial over the chunk.
-    for (const char *role : {"qexp", "qmax", "qsum", "kcmax", "kexp", "cctx",
-                             "csum", "kmax", "rescale", "ksum", "context",
-                             "context_norm"})
+    for (const char *role : {"qexp", "qmax", "qsum", "kexp", "context_norm"})
       gpuRoot(op.stages.at(role), ctx);
-  } else {
-    gpuPositionReduction(op.stages.at("context"), op.domains.at("context"),
-                         ctx);
+    gpuPositionReduction(op.stages.at("kmax"), op.domains.at("kmax"), ctx);
+    gpuPositionReduction(op.stages.at("ksum"), op.domains.at("kmax"), ctx);
   }
+  gpuPositionReduction(op.stages.at("context"), op.domains.at("context"), ctx);
   gpuProduct(op.result.func, op.stages.at("acc"), ctx);
 }
 

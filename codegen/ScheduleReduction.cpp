@@ -78,117 +78,87 @@ void mlir::attn::codegen::scheduleScan(OpStages &op,
     out.update().parallel(args[parallelDim]);
 }
 
-/// The chunk partials `partial`(e, d, ...) of a context, each a sum over
-/// `positions` of one chunk, in parallel tasks over `chunk`, in register
-/// tiles of rows features x cols values. The partial is computed per tile
-/// of a wrapper (returned), so each tile is a small constant-size buffer
+/// context(e, d) = sum over positions j of kweight(j, d) V(j, e): chunks
+/// of `chunk` positions reduce in parallel (rfactor) into partials. Each
+/// task computes the softmax weights of its chunk of K itself (the m x dk
+/// weights are never written to memory), then its partial in register
+/// tiles of contextRows features x dv. The partial is computed per tile of
+/// a wrapper (`partial.in()`), so each tile is a small constant-size buffer
 /// that LLVM keeps in registers over the whole chunk (a root buffer would
-/// be loaded and stored at every position).
-static Func scheduleContextTiles(Func partial, Halide::RVar positions,
-                                 Var chunk, const SplitChoice &rows,
-                                 const SplitChoice &cols, int vector) {
-  Func tiles = partial.in();
-  std::vector<Var> args = partial.args(); // e, d, ...
-  Var e = args[0], d = args[1];
-  int width = dividingWidth(cols.factor, vector);
-  Var dOuter("d_outer"), dInner("d_inner");
-  std::vector<Halide::VarOrRVar> order = {e, dInner, dOuter};
-  for (size_t i = 2; i < args.size(); ++i)
-    order.push_back(args[i]);
-  tiles.compute_root()
-      .split(d, dOuter, dInner, rows.factor, TailStrategy::ShiftInwards)
-      .reorder(order)
-      .vectorize(e, width)
-      .parallel(chunk);
-  Var eOuter("e_outer"), eLanes("e_lanes");
-  partial.compute_at(tiles, dOuter).vectorize(e, width).unroll(d);
-  partial.update()
-      .split(e, eOuter, eLanes, width)
-      .reorder(eLanes, eOuter, d, positions)
-      .vectorize(eLanes)
-      .unroll(eOuter)
-      .unroll(d);
-  return tiles;
-}
-
-/// Scaling variant: context(e, d) = sum over positions j of K(j, d)
-/// V(j, e), in chunks of `chunk` positions reduced in parallel (rfactor)
-/// into register-tiled partials (scheduleContextTiles), then merged.
+/// be loaded and stored at every position). `ksumPartial` (the chunk
+/// partials of the softmax denominators, if any) is fused into the same
+/// task with compute_with: it reads the chunk's weights the context
+/// already computed, so exp runs once per element of K instead of twice and
+/// K is read twice (kmax, this pass) instead of three times.
 static void scheduleContext(OpStages &op, const ScheduleContext &ctx,
-                            int vector, const SplitChoice &rows,
-                            const SplitChoice &cols) {
+                            int vector, Func ksumPartial) {
   Func context = op.stages.at("context");
   Halide::RDom rj = op.domains.at("context");
+  size_t rank = op.result.rank();
+  SplitChoice cols = chooseSplit(op.result.shape[rank - 1], vector);
+  SplitChoice rows = chooseSplit(op.domains.at("acc").x.extent(),
+                                 std::max(1, ctx.params.efficient.contextRows));
   auto positions = Halide::Internal::as_const_int(rj.x.extent());
   int chunk = std::max(1, ctx.params.reduction.chunk);
+  Func kexp;
+  if (op.stages.count("kexp"))
+    kexp = op.stages.at("kexp");
   if (!cols.isStatic || !rows.isStatic || !positions ||
       *positions < 2 * chunk) {
     schedulePositionReduction(context, rj, ctx);
+    if (kexp.defined()) {
+      // The denominators get their own inlined copy of the weights.
+      kexp.clone_in(ksumPartial.defined() ? ksumPartial
+                                          : op.stages.at("ksum"));
+      kexp.compute_root().vectorize(kexp.args()[0], vector,
+                                    TailStrategy::GuardWithIf);
+    }
     return;
   }
   context.compute_root();
-  Var e = context.args()[0];
+  std::vector<Var> args = context.args(); // e, d, b...
+  Var e = args[0], d = args[1];
   Halide::RVar chunkOuter("chunk_outer"), chunkInner("chunk_inner");
   Var u(context.name() + "_chunk");
   Func partial =
       context.update()
           .split(rj.x, chunkOuter, chunkInner, chunk, TailStrategy::GuardWithIf)
           .rfactor(chunkOuter, u);
-  scheduleContextTiles(partial, chunkInner, u, rows, cols, vector);
+  Func tiles = partial.in();
+  int width = dividingWidth(cols.factor, vector);
+  Var dOuter("d_outer"), dInner("d_inner");
+  std::vector<Halide::VarOrRVar> order = {e, dInner, dOuter};
+  for (size_t i = 2; i < args.size(); ++i)
+    order.push_back(args[i]);
+  order.push_back(u);
+  tiles.compute_root()
+      .split(d, dOuter, dInner, rows.factor, TailStrategy::ShiftInwards)
+      .reorder(order)
+      .vectorize(e, width)
+      .parallel(u);
+  Var eOuter("e_outer"), eLanes("e_lanes");
+  partial.compute_at(tiles, dOuter).vectorize(e, width).unroll(d);
+  partial.update()
+      .split(e, eOuter, eLanes, width)
+      .reorder(eLanes, eOuter, d, chunkInner)
+      .vectorize(eLanes)
+      .unroll(eOuter)
+      .unroll(d);
   context.update().vectorize(e, vector, TailStrategy::GuardWithIf);
-}
-
-/// Softmax variant, chunked in the algorithm (online column softmax): one
-/// parallel task per chunk c of positions reads its chunk of K and V from
-/// memory once. In the task: the chunk's feature maxima (a copy of kcmax
-/// for the weights), its weights (kexp, in L1/L2, never in memory), its
-/// register-tiled context (cctx), then its denominators (csum) and the
-/// maxima again for the merge (kcmax itself, from the chunk of K still in
-/// cache). Halide's compute_with cannot fuse a producer with its consumer,
-/// hence the copy. compute_with matches loops by name: all use `c`.
-static void scheduleChunkedContext(OpStages &op, int vector,
-                                   const SplitChoice &rows,
-                                   const SplitChoice &cols) {
-  Func kcmax = op.stages.at("kcmax"), kexp = op.stages.at("kexp");
-  Func cctx = op.stages.at("cctx"), csum = op.stages.at("csum");
-  Halide::RVar positions = op.domains.at("chunk").x;
-  std::vector<Var> maxArgs = kcmax.args(); // d, c, b...
-  Var d = maxArgs[0], c = maxArgs[1];
-  Func tiles = cctx; // the stage that owns the chunk loop
-  if (rows.isStatic && cols.isStatic) {
-    tiles = scheduleContextTiles(cctx, positions, c, rows, cols, vector);
-  } else {
-    Var e = cctx.args()[0];
-    cctx.compute_root().vectorize(e, vector, TailStrategy::GuardWithIf);
-    cctx.update()
-        .reorder(e, cctx.args()[1], positions, c)
-        .vectorize(e, vector, TailStrategy::GuardWithIf)
-        .parallel(c);
-  }
-  Halide::Stage tilesStage =
-      tiles.has_update_definition() ? tiles.update() : Halide::Stage(tiles);
-  kexp.compute_at(tiles, c).vectorize(kexp.args()[0], vector,
+  if (!kexp.defined())
+    return;
+  // One task per chunk computes the chunk's weights once, then both the
+  // context partial and the denominator partial from them. Both partials
+  // split the same positions into the same chunks, so their chunk loops
+  // (outermost, parallel) fuse.
+  kexp.compute_at(tiles, u).vectorize(kexp.args()[0], vector,
                                       TailStrategy::GuardWithIf);
-  Func weightMax = kcmax.clone_in(kexp);
-  weightMax.compute_at(tiles, c).vectorize(d, vector,
-                                           TailStrategy::GuardWithIf);
-  weightMax.update()
-      .reorder(d, positions)
-      .vectorize(d, vector, TailStrategy::GuardWithIf);
-  for (Func stat : {csum, kcmax}) {
-    stat.compute_root().vectorize(d, vector, TailStrategy::GuardWithIf);
-    stat.update()
-        .reorder(d, positions, c)
-        .vectorize(d, vector, TailStrategy::GuardWithIf)
-        .parallel(c)
-        .compute_with(tilesStage, c);
-  }
-  // The merge: a few dk-long vectors and one dk x dv context per chunk.
-  for (const char *role : {"kmax", "rescale", "ksum", "context"}) {
-    Func f = op.stages.at(role);
-    f.compute_root().vectorize(f.args()[0], vector, TailStrategy::GuardWithIf);
-    if (f.has_update_definition())
-      f.update().vectorize(f.args()[0], vector, TailStrategy::GuardWithIf);
+  if (ksumPartial.defined()) {
+    // compute_with matches loops by name.
+    Var ksumChunk = ksumPartial.args().back();
+    ksumPartial.update().rename(ksumChunk, u).compute_with(tiles, u);
+  } else {
+    kexp.clone_in(op.stages.at("ksum"));
   }
 }
 
@@ -205,24 +175,26 @@ void mlir::attn::codegen::scheduleEfficient(OpStages &op,
       out, op.stages.at("acc"), op.domains.at("acc"), op.result.shape[rank - 1],
       op.result.shape[rank - 2], ctx.vectorWidth(p.vectorWidth, op.result.type),
       p.tileVectors, p.tileRows, p.blockRows, ctx);
-  SplitChoice cols = chooseSplit(op.result.shape[rank - 1], vector);
-  SplitChoice rows = chooseSplit(op.domains.at("acc").x.extent(),
-                                 std::max(1, ctx.params.efficient.contextRows));
-  if (!op.info.at("softmax")) {
-    scheduleContext(op, ctx, vector, rows, cols);
-    return;
+  Func ksumPartial;
+  if (op.info.at("softmax")) {
+    // Per-query softmax over dk, per output block: the block's weights
+    // stay in L1 and are never written to memory.
+    Func qexp = op.stages.at("qexp");
+    qexp.compute_at(out, task).vectorize(qexp.args()[0], vector,
+                                         TailStrategy::GuardWithIf);
+    scheduleRowStatistic(op.stages.at("qmax"), op.domains.at("qmax"), out, task,
+                         vector, /*isMax=*/true);
+    scheduleRowStatistic(op.stages.at("qsum"), op.domains.at("qmax"), out, task,
+                         vector, /*isMax=*/false);
+    // Per-feature softmax over the m positions: kmax is its own pass;
+    // the denominators are reduced together with the context
+    // (scheduleContext).
+    schedulePositionReduction(op.stages.at("kmax"), op.domains.at("kmax"), ctx);
+    ksumPartial = schedulePositionReduction(op.stages.at("ksum"),
+                                            op.domains.at("kmax"), ctx);
+    Func norm = op.stages.at("context_norm");
+    std::vector<Var> nArgs = norm.args();
+    norm.compute_root().vectorize(nArgs[0], vector, TailStrategy::GuardWithIf);
   }
-  // Per-query softmax over dk, per output block: the block's weights stay
-  // in L1 and are never written to memory.
-  Func qexp = op.stages.at("qexp");
-  qexp.compute_at(out, task).vectorize(qexp.args()[0], vector,
-                                       TailStrategy::GuardWithIf);
-  scheduleRowStatistic(op.stages.at("qmax"), op.domains.at("qmax"), out, task,
-                       vector, /*isMax=*/true);
-  scheduleRowStatistic(op.stages.at("qsum"), op.domains.at("qmax"), out, task,
-                       vector, /*isMax=*/false);
-  Func norm = op.stages.at("context_norm");
-  norm.compute_root().vectorize(norm.args()[0], vector,
-                                TailStrategy::GuardWithIf);
-  scheduleChunkedContext(op, vector, rows, cols);
+  scheduleContext(op, ctx, vector, ksumPartial);
 }
