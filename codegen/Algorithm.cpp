@@ -193,6 +193,19 @@ private:
                                              const TensorFunc &v,
                                              const TensorFunc *mask,
                                              const std::string &name);
+  /// The levels of a per-sample gather (bilinear_gather, gather_pixels):
+  /// checks them and that value (N, Lv, M, D) and the samples
+  /// (N, Lq, M, L, P, 2) agree; the result shape (N, Lq, M, L, P, D) and
+  /// level `l`'s height, width and first row as select chains on `l`.
+  struct SampleLevels {
+    std::vector<Expr> shape;
+    Expr height, width, start;
+  };
+  FailureOr<SampleLevels> sampleLevels(Operation *op,
+                                       ArrayRef<int64_t> flatLevels,
+                                       const TensorFunc &value,
+                                       const TensorFunc &samples,
+                                       const std::string &name, Var l);
   /// Looks `op` up in kLowerings and lowers it.
   LogicalResult lowerOp(Operation &op);
   /// Elementwise `combine(lhs, rhs)` with numpy broadcasting (attn.add,
@@ -908,37 +921,49 @@ static LogicalResult checkLevels(Operation *op, ArrayRef<int64_t> flat) {
   return success();
 }
 
+FailureOr<KernelBuilder::SampleLevels> KernelBuilder::sampleLevels(
+    Operation *op, ArrayRef<int64_t> flatLevels, const TensorFunc &value,
+    const TensorFunc &samples, const std::string &name, Var l) {
+  if (failed(checkLevels(op, flatLevels)))
+    return failure();
+  std::vector<int> heights, widths, starts;
+  levelTables(flatLevels, heights, widths, starts);
+  requireEqual(value.shape[0], samples.shape[0], name + " batch dim");
+  requireEqual(value.shape[2], samples.shape[2], name + " head dim");
+  std::vector<Expr> computed = {samples.shape[0], samples.shape[1],
+                                samples.shape[2], samples.shape[3],
+                                samples.shape[4], value.shape[3]};
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, cast<RankedTensorType>(op->getResult(0).getType()), computed);
+  if (failed(shape))
+    return failure();
+  SampleLevels result{*shape, heights.back(), widths.back(), starts.back()};
+  for (size_t i = heights.size() - 1; i-- > 0;) {
+    Expr isLevel = l == static_cast<int>(i);
+    result.height = Halide::select(isLevel, heights[i], result.height);
+    result.width = Halide::select(isLevel, widths[i], result.width);
+    result.start = Halide::select(isLevel, starts[i], result.start);
+  }
+  return result;
+}
+
 LogicalResult KernelBuilder::lowerBilinearGather(Operation *operation) {
   auto op = cast<BilinearGatherOp>(operation);
-  if (failed(checkLevels(op, op.getSpatialShapes())))
-    return failure();
   const TensorFunc &value = get(op.getValue());
   const TensorFunc &loc = get(op.getLocations());
   std::string name = opFuncName(op);
-  std::vector<int> heights, widths, starts;
-  levelTables(op.getSpatialShapes(), heights, widths, starts);
-  requireEqual(value.shape[0], loc.shape[0], name + " batch dim");
-  requireEqual(value.shape[2], loc.shape[2], name + " head dim");
-  std::vector<Expr> computed = {loc.shape[0], loc.shape[1], loc.shape[2],
-                                loc.shape[3], loc.shape[4], value.shape[3]};
-  FailureOr<std::vector<Expr>> shape =
-      extents(op, cast<RankedTensorType>(op.getType()), computed);
-  if (failed(shape))
-    return failure();
   Var n("n"), q("q"), h("h"), l("l"), p("p"), d("d");
-  // Per-level sizes as select chains on l (levels are static).
-  Expr height = heights.back(), width = widths.back(), start = starts.back();
-  for (size_t i = heights.size() - 1; i-- > 0;) {
-    height = Halide::select(l == static_cast<int>(i), heights[i], height);
-    width = Halide::select(l == static_cast<int>(i), widths[i], width);
-    start = Halide::select(l == static_cast<int>(i), starts[i], start);
-  }
+  FailureOr<SampleLevels> levels =
+      sampleLevels(op, op.getSpatialShapes(), value, loc, name, l);
+  if (failed(levels))
+    return failure();
+  auto [shape, height, width, start] = *levels;
   Expr x = loc({n, q, h, l, p, 0}), y = loc({n, q, h, l, p, 1});
   Func result(name);
   define(result, {n, q, h, l, p, d},
          bilinearSample(value, n, h, d, start, height, width, x, y,
                         op.getAlignCorners()));
-  bind(op, Family::Gather, {result, *shape, value.type});
+  bind(op, Family::Gather, {result, shape, value.type});
   return success();
 }
 
@@ -1093,29 +1118,15 @@ LogicalResult KernelBuilder::lowerFloor(Operation *operation) {
 // static: per-level sizes are select chains on l.
 LogicalResult KernelBuilder::lowerGatherPixels(Operation *operation) {
   auto op = cast<GatherPixelsOp>(operation);
-  if (failed(checkLevels(op, op.getSpatialShapes())))
-    return failure();
   const TensorFunc &value = get(op.getValue());
   const TensorFunc &pixels = get(op.getPixels());
   std::string name = opFuncName(op);
-  std::vector<int> heights, widths, starts;
-  levelTables(op.getSpatialShapes(), heights, widths, starts);
-  requireEqual(value.shape[0], pixels.shape[0], name + " batch dim");
-  requireEqual(value.shape[2], pixels.shape[2], name + " head dim");
-  std::vector<Expr> computed = {pixels.shape[0], pixels.shape[1],
-                                pixels.shape[2], pixels.shape[3],
-                                pixels.shape[4], value.shape[3]};
-  FailureOr<std::vector<Expr>> shape =
-      extents(op, cast<RankedTensorType>(op.getType()), computed);
-  if (failed(shape))
-    return failure();
   Var n("n"), q("q"), h("h"), l("l"), p("p"), d("d");
-  Expr height = heights.back(), width = widths.back(), start = starts.back();
-  for (size_t i = heights.size() - 1; i-- > 0;) {
-    height = Halide::select(l == static_cast<int>(i), heights[i], height);
-    width = Halide::select(l == static_cast<int>(i), widths[i], width);
-    start = Halide::select(l == static_cast<int>(i), starts[i], start);
-  }
+  FailureOr<SampleLevels> levels =
+      sampleLevels(op, op.getSpatialShapes(), value, pixels, name, l);
+  if (failed(levels))
+    return failure();
+  auto [shape, height, width, start] = *levels;
   Halide::Type type = value.type;
   Expr x = Halide::floor(pixels({n, q, h, l, p, 0}));
   Expr y = Halide::floor(pixels({n, q, h, l, p, 1}));
@@ -1131,7 +1142,7 @@ LogicalResult KernelBuilder::lowerGatherPixels(Operation *operation) {
   Func result(name);
   define(result, {n, q, h, l, p, d},
          Halide::select(inside, value({n, row, h, d}), constant(type, 0.0)));
-  bind(op, Family::Gather, {result, *shape, type});
+  bind(op, Family::Gather, {result, shape, type});
   return success();
 }
 

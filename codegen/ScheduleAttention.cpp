@@ -233,11 +233,15 @@ void mlir::attn::codegen::scheduleMaterializedAttention(
   Func num = op.stages.at("num" + suffix);
   num.compute_at(out, task).vectorize(num.args()[0], vector,
                                       TailStrategy::GuardWithIf);
-  const Halide::RDom &r = op.domains.at("r" + suffix);
-  for (const char *kind : {"max", "den"}) {
-    auto stat = op.stages.find(kind + suffix);
-    if (stat != op.stages.end())
-      scheduleRowStatistic(stat->second, r, out, task, vector,
-                           std::string(kind) == "max");
-  }
+  // A softmax's max is two stages (lane maxima, then their max).
+  auto lanes = op.stages.find("maxlanes" + suffix);
+  if (lanes != op.stages.end())
+    scheduleLaneMaxima(lanes->second, out, task, vector);
+  auto max = op.stages.find("max" + suffix);
+  if (max != op.stages.end())
+    max->second.compute_at(out, task);
+  auto den = op.stages.find("den" + suffix);
+  if (den != op.stages.end())
+    scheduleRowStatistic(den->second, op.domains.at("r" + suffix), out, task,
+                         vector, /*isMax=*/false);
 }

@@ -689,17 +689,22 @@ Status causalMask(const Tensor &input, double fill, Tensor &out) {
   return Status::ok();
 }
 
-Status bilinearGather(const Tensor &value, const Tensor &locations,
-                      const std::vector<SpatialLevel> &levels,
-                      bool alignCorners, Tensor &out) {
-  const char *op = "bilinearGather";
+/// The shared loop of bilinearGather and gatherPixels: out (N, Lq, M, L, P,
+/// D) with `sample` called once per (n, q, h, l, p) on the (x, y) pair, the
+/// first element of head h at level l's first row, the level, and the
+/// sample's D outputs (zero-initialized).
+template <typename SampleFn>
+static Status gatherSamples(const char *op, const Tensor &value,
+                            const Tensor &samples,
+                            const std::vector<SpatialLevel> &levels,
+                            Tensor &out, SampleFn sample) {
   std::vector<int64_t> levelStart;
-  if (Status s = checkSampling(op, value, locations, levels, levelStart); !s)
+  if (Status s = checkSampling(op, value, samples, levels, levelStart); !s)
     return s;
   const int64_t batch = value.shape[0], lv = value.shape[1],
                 heads = value.shape[2], depth = value.shape[3];
-  const int64_t lq = locations.shape[1], numLevels = locations.shape[3],
-                points = locations.shape[4];
+  const int64_t lq = samples.shape[1], numLevels = samples.shape[3],
+                points = samples.shape[4];
   Tensor result;
   if (Status s =
           allocate(op, {batch, lq, heads, numLevels, points, depth}, result);
@@ -707,64 +712,55 @@ Status bilinearGather(const Tensor &value, const Tensor &locations,
     return s;
   if (!result.data.empty()) {
     double *o = result.data.data();
-    const double *loc = locations.data.data();
+    const double *xy = samples.data.data();
     for (int64_t n = 0; n < batch; ++n)
       for (int64_t q = 0; q < lq; ++q)
         for (int64_t h = 0; h < heads; ++h)
           for (int64_t l = 0; l < numLevels; ++l) {
             const double *base = value.data.data() +
                                  ((n * lv + levelStart[l]) * heads + h) * depth;
-            for (int64_t p = 0; p < points; ++p) {
-              sampleAccumulate(base, heads * depth, levels[l].height,
-                               levels[l].width, depth, loc[0], loc[1],
-                               alignCorners, 1.0, o);
-              loc += 2;
-              o += depth;
-            }
+            for (int64_t p = 0; p < points; ++p, xy += 2, o += depth)
+              sample(xy, base, levels[l], o);
           }
   }
   out = std::move(result);
   return Status::ok();
 }
 
+Status bilinearGather(const Tensor &value, const Tensor &locations,
+                      const std::vector<SpatialLevel> &levels,
+                      bool alignCorners, Tensor &out) {
+  const int64_t rowStride = value.rank() == 4 ? value.shape[2] * value.shape[3]
+                                              : 0,
+                depth = value.rank() == 4 ? value.shape[3] : 0;
+  return gatherSamples(
+      "bilinearGather", value, locations, levels, out,
+      [&](const double *loc, const double *base, const SpatialLevel &level,
+          double *o) {
+        sampleAccumulate(base, rowStride, level.height, level.width, depth,
+                         loc[0], loc[1], alignCorners, 1.0, o);
+      });
+}
+
 Status gatherPixels(const Tensor &value, const Tensor &pixels,
                     const std::vector<SpatialLevel> &levels, Tensor &out) {
-  const char *op = "gatherPixels";
-  std::vector<int64_t> levelStart;
-  if (Status s = checkSampling(op, value, pixels, levels, levelStart); !s)
-    return s;
-  const int64_t batch = value.shape[0], lv = value.shape[1],
-                heads = value.shape[2], depth = value.shape[3];
-  const int64_t lq = pixels.shape[1], numLevels = pixels.shape[3],
-                points = pixels.shape[4];
-  Tensor result;
-  if (Status s =
-          allocate(op, {batch, lq, heads, numLevels, points, depth}, result);
-      !s)
-    return s;
-  if (!result.data.empty()) {
-    double *o = result.data.data();
-    const double *pixel = pixels.data.data();
-    for (int64_t n = 0; n < batch; ++n)
-      for (int64_t q = 0; q < lq; ++q)
-        for (int64_t h = 0; h < heads; ++h)
-          for (int64_t l = 0; l < numLevels; ++l)
-            for (int64_t p = 0; p < points; ++p, pixel += 2, o += depth) {
-              double x = std::floor(pixel[0]), y = std::floor(pixel[1]);
-              // Compared in double, so the int conversion below is in range;
-              // NaN fails every comparison and gives 0 too.
-              if (!(x >= 0.0 && x < double(levels[l].width) && y >= 0.0 &&
-                    y < double(levels[l].height)))
-                continue; // stays 0
-              int64_t row = levelStart[l] +
-                            int64_t(y) * levels[l].width + int64_t(x);
-              const double *src =
-                  value.data.data() + ((n * lv + row) * heads + h) * depth;
-              std::copy(src, src + depth, o);
-            }
-  }
-  out = std::move(result);
-  return Status::ok();
+  const int64_t rowStride = value.rank() == 4 ? value.shape[2] * value.shape[3]
+                                              : 0,
+                depth = value.rank() == 4 ? value.shape[3] : 0;
+  return gatherSamples(
+      "gatherPixels", value, pixels, levels, out,
+      [&](const double *pixel, const double *base, const SpatialLevel &level,
+          double *o) {
+        double x = std::floor(pixel[0]), y = std::floor(pixel[1]);
+        // Compared in double, so the int conversion below is in range;
+        // NaN fails every comparison and gives 0 too.
+        if (!(x >= 0.0 && x < double(level.width) && y >= 0.0 &&
+              y < double(level.height)))
+          return; // stays 0
+        const double *src =
+            base + (int64_t(y) * level.width + int64_t(x)) * rowStride;
+        std::copy(src, src + depth, o);
+      });
 }
 
 //===----------------------------------------------------------------------===//

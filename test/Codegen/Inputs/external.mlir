@@ -44,3 +44,13 @@ func.func @eanet_n257_f64(%x: tensor<257x20xf64>, %mk: tensor<7x20xf64>,
       : tensor<257x20xf64>, tensor<7x20xf64>, tensor<7x24xf64> -> tensor<257x24xf64>
   return %o : tensor<257x24xf64>
 }
+
+// A last step that is a softmax over keys after a step over queries: its
+// row max (lane maxima, then their max) is computed per row block of the
+// final product. Batch 2, n = 100, m = 96 keys (six 16-lane groups).
+func.func @softmax_both_axes(%q: tensor<2x100x16xf32>, %k: tensor<2x96x16xf32>,
+                             %v: tensor<2x96x24xf32>) -> tensor<2x100x24xf32> {
+  %o = attn.dot_product %q, %k, %v norm [softmax over queries, softmax over keys] scale 2.500000e-01
+      : tensor<2x100x16xf32>, tensor<2x96x16xf32>, tensor<2x96x24xf32> -> tensor<2x100x24xf32>
+  return %o : tensor<2x100x24xf32>
+}
