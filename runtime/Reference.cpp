@@ -478,30 +478,29 @@ Status normalize(const Tensor &input, NormKind kind, int64_t axis, double eps,
   return Status::ok();
 }
 
-Status scale(const Tensor &input, double factor, Tensor &out) {
-  const char *op = "scale";
+/// out = fn(input) element by element, with input's shape.
+template <typename ElementFn>
+static Status mapElements(const char *op, const Tensor &input, ElementFn fn,
+                          Tensor &out) {
   if (Status s = checkTensor(op, "input", input); !s)
     return s;
   Tensor result;
   if (Status s = allocate(op, input.shape, result); !s)
     return s;
   for (size_t i = 0; i < input.data.size(); ++i)
-    result.data[i] = factor * input.data[i];
+    result.data[i] = fn(input.data[i]);
   out = std::move(result);
   return Status::ok();
 }
 
+Status scale(const Tensor &input, double factor, Tensor &out) {
+  return mapElements(
+      "scale", input, [&](double x) { return factor * x; }, out);
+}
+
 Status floor(const Tensor &input, Tensor &out) {
-  const char *op = "floor";
-  if (Status s = checkTensor(op, "input", input); !s)
-    return s;
-  Tensor result;
-  if (Status s = allocate(op, input.shape, result); !s)
-    return s;
-  for (size_t i = 0; i < input.data.size(); ++i)
-    result.data[i] = std::floor(input.data[i]);
-  out = std::move(result);
-  return Status::ok();
+  return mapElements(
+      "floor", input, [](double x) { return std::floor(x); }, out);
 }
 
 Status slice(const Tensor &input, const std::vector<int64_t> &offsets,
@@ -555,18 +554,10 @@ Status slice(const Tensor &input, const std::vector<int64_t> &offsets,
 }
 
 Status featureMap(const Tensor &input, FeatureMap map, Tensor &out) {
-  const char *op = "featureMap";
-  if (Status s = checkTensor(op, "input", input); !s)
-    return s;
   if (!validMap(map))
-    return fail(op, "unknown feature map");
-  Tensor result;
-  if (Status s = allocate(op, input.shape, result); !s)
-    return s;
-  for (size_t i = 0; i < input.data.size(); ++i)
-    result.data[i] = applyMap(input.data[i], map);
-  out = std::move(result);
-  return Status::ok();
+    return fail("featureMap", "unknown feature map");
+  return mapElements(
+      "featureMap", input, [&](double x) { return applyMap(x, map); }, out);
 }
 
 Status prefixSum(const Tensor &input, int64_t axis, Tensor &out,

@@ -697,17 +697,10 @@ int main(int argc, char **argv) {
           mlir::attn::argumentName(spec.parserState, func, i));
 
   if (!noDefaultPipeline) {
-    PassManager pm(&context);
-    if (passPipeline.empty()) {
-      mlir::attn::buildDefaultPipeline(pm);
-    } else {
-      std::string message;
-      llvm::raw_string_ostream os(message);
-      if (failed(parsePassPipeline(passPipeline, pm, os)))
-        return fail("--pass-pipeline: " + message);
-    }
-    if (failed(pm.run(*spec.module)))
-      return 1;
+    std::string message;
+    if (failed(
+            mlir::attn::runKernelPipeline(*spec.module, passPipeline, message)))
+      return message.empty() ? 1 : fail("--pass-pipeline: " + message);
   }
 
   SmallVector<func::FuncOp> funcs;

@@ -488,17 +488,10 @@ int main(int argc, char **argv) {
     // (argument order and names are those of the spec).
     OwningOpRef<ModuleOp> compiled = spec.module->clone();
     if (!noDefaultPipeline) {
-      PassManager pm(&context);
-      if (passPipeline.empty()) {
-        mlir::attn::buildDefaultPipeline(pm);
-      } else {
-        std::string message;
-        llvm::raw_string_ostream os(message);
-        if (failed(parsePassPipeline(passPipeline, pm, os)))
-          return fail("--pass-pipeline: " + message);
-      }
-      if (failed(pm.run(*compiled)))
-        return 1;
+      std::string message;
+      if (failed(mlir::attn::runKernelPipeline(*compiled, passPipeline,
+                                               message)))
+        return message.empty() ? 1 : fail("--pass-pipeline: " + message);
     }
     auto kernelFunc = compiled->lookupSymbol<func::FuncOp>(func.getSymName());
     if (!kernelFunc || kernelFunc.isExternal())

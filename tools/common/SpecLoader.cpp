@@ -3,12 +3,15 @@
 #include "tools/common/SpecLoader.h"
 
 #include "dialect/AttnDialect.h"
+#include "passes/Passes.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -65,4 +68,18 @@ std::string mlir::attn::argumentName(const AsmParserState &state,
     }
   }
   return "arg" + std::to_string(index);
+}
+
+LogicalResult mlir::attn::runKernelPipeline(ModuleOp module,
+                                            StringRef passPipeline,
+                                            std::string &error) {
+  PassManager pm(module.getContext());
+  if (passPipeline.empty()) {
+    buildDefaultPipeline(pm);
+  } else {
+    llvm::raw_string_ostream os(error);
+    if (failed(parsePassPipeline(passPipeline, pm, os)))
+      return failure();
+  }
+  return pm.run(module);
 }

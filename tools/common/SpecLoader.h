@@ -53,6 +53,12 @@ LogicalResult openSpecFile(MLIRContext &context, StringRef path, SpecFile &file,
 LogicalResult loadSpec(MLIRContext &context, llvm::SourceMgr &sourceMgr,
                        LoadedSpec &spec);
 
+/// Runs the pipeline a kernel is compiled after on `module`: the textual
+/// `passPipeline`, or attn-default-pipeline when it is empty. An unparsable
+/// pipeline sets `error`; a failing pass has reported diagnostics.
+LogicalResult runKernelPipeline(ModuleOp module, StringRef passPipeline,
+                                std::string &error);
+
 /// The name argument `index` of `func` has in the source (`%q` -> "q"),
 /// else "argN".
 std::string argumentName(const AsmParserState &state, func::FuncOp func,
