@@ -145,7 +145,26 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
   // valueTileVectors vectors, the whole key loop inside the tile).
   std::vector<Var> aArgs = acc.args(); // e, i, b...
   Halide::RVar rj = op.domains.at("acc").x;
-  if (tiled) {
+  SplitChoice keyChunk = chooseSplit(m, p.valueKeyChunk);
+  if (tiled && p.valueKeyChunk > 0 && keyChunk.isStatic) {
+    // The whole block's accumulator (queryBlock x dv, in L1) is updated one
+    // chunk of keys at a time, every row tile per chunk: the chunk of V is
+    // read from memory once per block instead of once per row tile.
+    int tileRows = std::min(valueRows.factor, block.factor);
+    int width = dividingWidth(cols.factor, vector);
+    Var ao("ao"), ai("ai"), ro("ro"), ri("ri");
+    Halide::RVar rjo("rjo"), rji("rji");
+    acc.compute_at(out, task).vectorize(aArgs[0], vector,
+                                        TailStrategy::GuardWithIf);
+    acc.update()
+        .split(rj, rjo, rji, keyChunk.factor, TailStrategy::GuardWithIf)
+        .split(aArgs[0], ao, ai, cols.factor, TailStrategy::GuardWithIf)
+        .split(aArgs[1], ro, ri, tileRows, TailStrategy::GuardWithIf)
+        .reorder(ai, ri, rji, ao, ro, rjo)
+        .vectorize(ai, width)
+        .unroll(ai)
+        .unroll(ri);
+  } else if (tiled) {
     int width = dividingWidth(cols.factor, vector);
     acc.compute_at(out, eo).vectorize(aArgs[0], width).unroll(aArgs[1]);
     acc.update()

@@ -41,6 +41,10 @@ struct AttentionParams {
   int tileRows = 4;
   int valueTileVectors = 4; ///< register tile of weights x V (row attention)
   int valueTileRows = 4;
+  /// Weights x V runs over keys in chunks of valueKeyChunk, the chunk loop
+  /// outside the block's row tiles, so a chunk of V stays in L1 for the whole
+  /// block (0: each row tile runs over every key).
+  int valueKeyChunk = 64;
 };
 
 /// attn.efficient: K^T V is reduced in chunks of ReductionParams::chunk

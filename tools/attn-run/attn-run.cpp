@@ -164,6 +164,14 @@ static cl::opt<std::string> tuningCachePath(
              "--tune) holds for the kernel on these input shapes, as "
              "attn-compile would; prints whether it hit"),
     cl::value_desc("path"), cl::cat(runCategory));
+static cl::list<std::string> scheduleParams(
+    "schedule-param",
+    cl::desc("Set a knob of the hand schedules, e.g. "
+             "attention.queryBlock=64 (repeatable or comma-separated; the "
+             "knobs are those attn-compile --tune searches, see "
+             "docs/tuning.md)"),
+    cl::value_desc("group.name=value"), cl::CommaSeparated,
+    cl::cat(runCategory));
 static cl::opt<bool> noDefaultPipeline(
     "no-default-pipeline",
     cl::desc("Compile the kernel from the spec as written, without passes"),
@@ -456,6 +464,17 @@ int main(int argc, char **argv) {
                 "--tuning-cache");
   if (!autoschedulerName.empty() && !tuningCachePath.empty())
     return fail("--autoscheduler and --tuning-cache exclude each other");
+  if (!scheduleParams.empty() &&
+      (useReference || !autoschedulerName.empty() || !tuningCachePath.empty()))
+    return fail("--schedule-param sets the hand schedules; it excludes "
+                "--reference, --autoscheduler and --tuning-cache");
+  mlir::attn::codegen::ScheduleParams handParams;
+  for (const std::string &assignment : scheduleParams) {
+    std::string error;
+    if (failed(mlir::attn::tuning::setScheduleParam(assignment, handParams,
+                                                    error)))
+      return fail("--schedule-param " + error);
+  }
   if (!autoschedulerName.empty() &&
       !llvm::is_contained(mlir::attn::codegen::knownAutoschedulers(),
                           autoschedulerName))
@@ -500,6 +519,7 @@ int main(int argc, char **argv) {
     options.target = target;
     options.argNames = names;
     options.autoscheduler = autoschedulerName;
+    options.schedule = handParams;
     for (const rt::Tensor &input : inputs)
       options.shapeEstimates.push_back(input.shape);
     if (!tuningCachePath.empty()) {

@@ -59,6 +59,8 @@ ArrayRef<ScheduleKnob> mlir::attn::tuning::scheduleKnobs() {
       ATTN_KNOB(attention, tileRows, 1, 64, false, 1, 2, 4, 8),
       ATTN_KNOB(attention, valueTileVectors, 1, 64, false, 1, 2, 4),
       ATTN_KNOB(attention, valueTileRows, 1, 64, false, 1, 2, 4, 8),
+      ATTN_KNOB(attention, valueKeyChunk, 0, 1 << 20, false, 0, 32, 64, 128,
+                256),
       ATTN_KNOB(efficient, contextRows, 1, 64, false, 1, 2, 4, 8),
       ATTN_KNOB(elementwise, vectorWidth, 0, 64, true, 0, 4, 8, 16),
       ATTN_KNOB(gpu, tileX, 1, 1024, false, 8, 16, 32),
@@ -74,6 +76,34 @@ ArrayRef<ScheduleKnob> mlir::attn::tuning::scheduleKnobs() {
   return knobs;
 }
 #undef ATTN_KNOB
+
+LogicalResult mlir::attn::tuning::setScheduleParam(StringRef assignment,
+                                                   ScheduleParams &params,
+                                                   std::string &error) {
+  auto [name, text] = assignment.split('=');
+  auto [group, field] = name.trim().split('.');
+  for (const ScheduleKnob &knob : scheduleKnobs()) {
+    if (group != knob.group || field != knob.name)
+      continue;
+    int64_t value;
+    if (text.trim().getAsInteger(10, value) || !knob.accepts(value)) {
+      error = "'" + assignment.str() + "': " + name.trim().str() +
+              " takes an integer in [" + std::to_string(knob.minValue) + ", " +
+              std::to_string(knob.maxValue) + "]" +
+              (knob.vectorWidth ? ", 0 or a power of two" : "");
+      return failure();
+    }
+    knob.field(params) = static_cast<int>(value);
+    return success();
+  }
+  std::string known;
+  for (const ScheduleKnob &knob : scheduleKnobs())
+    known += std::string(known.empty() ? "" : ", ") + knob.group + "." +
+             knob.name;
+  error = "'" + assignment.str() +
+          "': expected group.name=value with one of " + known;
+  return failure();
+}
 
 std::string CacheKey::str() const {
   return function + "|" + specHash + "|" + shapes + "|" + target + "|" +

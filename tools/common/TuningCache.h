@@ -46,6 +46,13 @@ struct ScheduleKnob {
 /// Every knob of ScheduleParams, in declaration order.
 ArrayRef<ScheduleKnob> scheduleKnobs();
 
+/// Sets one knob from "group.name=value" (e.g. "attention.queryBlock=64"),
+/// the form of the tools' --schedule-param. On failure `error` says why and
+/// lists the knobs.
+LogicalResult setScheduleParam(StringRef assignment,
+                               codegen::ScheduleParams &params,
+                               std::string &error);
+
 /// What a cached schedule is valid for.
 struct CacheKey {
   std::string function;    ///< symbol name
