@@ -115,8 +115,9 @@ constexpr int kMaxLanes = 16;
 
 class KernelBuilder {
 public:
-  KernelBuilder(func::FuncOp func, ArrayRef<std::string> argNames)
-      : func(func), argNames(argNames) {}
+  KernelBuilder(func::FuncOp func, ArrayRef<std::string> argNames,
+                const AlgorithmOptions &options)
+      : func(func), argNames(argNames), options(options) {}
   FailureOr<KernelAlgorithm> run();
 
   // Lowerings, one per op (see kLowerings).
@@ -160,6 +161,22 @@ private:
     bool causal = false;
   };
   LogicalResult lowerDotProductSpec(Operation *op, const DotProductSpec &spec);
+  struct AttentionLayout;
+  /// True where the additive mask of `spec` is -inf at (row, col). Tested on
+  /// the mask itself, not on the scores: scores + (-inf) is an add under
+  /// the no-infs fast-math flags, whose is_inf LLVM may fold to false.
+  Expr maskHides(const AttentionLayout &batch, const DotProductSpec &spec,
+                 Expr row, Expr col);
+  /// The weights and output of a softmax over keys, split into key ranges of
+  /// `split` (AlgorithmOptions::keySplit), after `stages` (query, keyT, dot,
+  /// scores) are defined.
+  LogicalResult lowerKeySplitSoftmax(Operation *op, const std::string &name,
+                                     const AttentionLayout &batch,
+                                     const DotProductSpec &spec,
+                                     const TensorFunc &v,
+                                     std::map<std::string, Func> stages,
+                                     std::map<std::string, RDom> domains,
+                                     int64_t split);
   /// The layout of a batched result (lead..., rows, cols): `lead`
   /// broadcasts the operands' leading dims and is indexed by batch Vars b0,
   /// b1, ... placed before each Func's own trailing Vars.
@@ -271,6 +288,7 @@ private:
 
   func::FuncOp func;
   ArrayRef<std::string> argNames;
+  AlgorithmOptions options;
   KernelAlgorithm algorithm;
   llvm::DenseMap<Value, TensorFunc> values;
   /// index values as UInt(64) Exprs (arith on index wraps at 64 bits), i1
@@ -765,10 +783,22 @@ LogicalResult KernelBuilder::lowerCausalMask(Operation *operation) {
   std::vector<Var> vars = makeVars(rank);
   Expr x = input(toExprs(vars));
   double fill = op.getFill().convertToDouble();
-  // strict_float keeps an infinite fill intact under fast-math.
-  define(result, vars,
-         Halide::strict_float(Halide::select(vars[rank - 1] > vars[rank - 2],
-                                             constant(input.type, fill), x)));
+  Expr hide = vars[rank - 1] > vars[rank - 2];
+  Expr value;
+  if (input.type.is_float() && !std::isfinite(fill)) {
+    // An infinite fill is chosen between bit patterns: an FP select of -inf
+    // carries the no-infs fast-math flag, and LLVM then folds a consumer's
+    // is_inf test of it to false (a fused attention's mask test).
+    Halide::Type bits = Halide::UInt(input.type.bits());
+    value = Halide::reinterpret(
+        input.type,
+        Halide::select(hide,
+                       Halide::reinterpret(bits, constant(input.type, fill)),
+                       Halide::reinterpret(bits, x)));
+  } else {
+    value = Halide::select(hide, constant(input.type, fill), x);
+  }
+  define(result, vars, value);
   bind(op, Family::Elementwise, {result, input.shape, input.type});
   return success();
 }
@@ -1445,6 +1475,15 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   std::map<std::string, Func> stages = {
       {"query", query}, {"keyT", keyT}, {"dot", dot}, {"scores", scores}};
   std::map<std::string, RDom> domains = {{"dot", rd}};
+  auto staticKeys = Halide::Internal::as_const_int(m);
+  int64_t split = options.keySplit;
+  if (split > 0 && split % kMaxLanes == 0 && staticKeys &&
+      *staticKeys > split && *staticKeys % split == 0 &&
+      spec.steps.size() == 1 &&
+      std::get<0>(spec.steps[0]) == NormKind::softmax &&
+      std::get<1>(spec.steps[0]) == NormAxis::keys)
+    return lowerKeySplitSoftmax(op, name, batch, spec, v, stages, domains,
+                                split);
   auto visible = [&](Expr row, Expr col) -> Expr {
     return spec.causal ? col <= row : Halide::Internal::const_true();
   };
@@ -1470,6 +1509,13 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
     Index rAt = overKeys ? batch.index({i, r}) : batch.index({r, j});
     Expr visibleR = overKeys ? visible(i, r) : visible(r, j);
     Expr cur = call(current, batch.index({i, j})), curR = call(current, rAt);
+    Expr rRow = overKeys ? Expr(i) : Expr(r), rCol = overKeys ? Expr(r) : Expr(j);
+    // -inf entries are hidden: the mask's, in the step on the scores (later
+    // steps see normalized values, never -inf).
+    bool onScores = !lastNum.defined();
+    auto hidden = [&](Expr row, Expr col, Expr value) -> Expr {
+      return onScores ? maskHides(batch, spec, row, col) : isNegInf(value);
+    };
     Func num(name + "_num" + suffix), den(name + "_den" + suffix);
     Expr divisor;
     if (kind == NormKind::softmax) {
@@ -1485,7 +1531,8 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
         Var lane("lane");
         RDom rg(0, (m + kMaxLanes - 1) / kMaxLanes, name + "_rg" + suffix);
         Expr key = rg * kMaxLanes + lane;
-        Expr entry = call(current, batch.index({i, Halide::min(key, m - 1)}));
+        Expr keyAt = Halide::min(key, m - 1);
+        Expr entry = call(current, batch.index({i, keyAt}));
         std::vector<Var> laneVars = sliceVars;
         laneVars.push_back(lane);
         Index laneAt = sliceAt;
@@ -1494,7 +1541,7 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
         update(lanes, laneAt,
                Halide::max(call(lanes, laneAt),
                            Halide::select(key < m && visible(i, key) &&
-                                              !isNegInf(entry),
+                                              !hidden(i, keyAt, entry),
                                           entry, lowest(type))));
         RDom rl(0, kMaxLanes, name + "_rl" + suffix);
         Index laneR = sliceAt;
@@ -1507,11 +1554,12 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
       } else {
         update(max, sliceAt,
                Halide::max(call(max, sliceAt),
-                           Halide::select(visibleR && !isNegInf(curR), curR,
+                           Halide::select(visibleR && !hidden(rRow, rCol, curR),
+                                          curR,
                                           lowest(type))));
       }
       define(num, batch.vars({i, j}),
-             Halide::select(visible(i, j) && !isNegInf(cur),
+             Halide::select(visible(i, j) && !hidden(i, j, cur),
                             softmaxExp(cur - call(max, sliceAt)),
                             constant(type, 0.0)));
       define(den, sliceVars, constant(type, 0.0));
@@ -1586,6 +1634,136 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
 // (dk x dv, a reduction over positions), result = qexp context / qsum.
 // Scaling variant: context = K^T V / n, result = Q context (rho = x/sqrt(n)
 // on both sides is one division by n).
+Expr KernelBuilder::maskHides(const AttentionLayout &batch,
+                               const DotProductSpec &spec, Expr row,
+                               Expr col) {
+  if (!spec.mask)
+    return Halide::Internal::const_false();
+  return isNegInf(batch.operand(get(spec.mask), {row, col}));
+}
+
+// Softmax over keys in splits of `split` keys (split-K online softmax).
+// For split c of row i, with key = c * split + jj:
+//   <name>_splitlanes (b, c, i, lane), <name>_splitmax (b, c, i): the max of
+//   the split's visible scores, in two stages as in lowerDotProductSpec;
+//   <name>_num (b, c, i, jj) = exp(S - splitmax), 0 where hidden;
+//   <name>_den (b, c, i) and <name>_acc (b, c, i, e): its sum and num x V;
+//   <name>_splits (b, c, i, x): acc for x < dv, then splitmax, then den, so
+//   one Func carries a split's results out of the split loop.
+// The merge rescales split c by w = exp(splitmax - rowmax):
+//   out = sum_c w acc / sum_c w den. A split with nothing visible has
+//   den = acc = 0; its max is the lowest float, and w is set to 0 then.
+LogicalResult KernelBuilder::lowerKeySplitSoftmax(
+    Operation *op, const std::string &name, const AttentionLayout &batch,
+    const DotProductSpec &spec, const TensorFunc &v,
+    std::map<std::string, Func> stages, std::map<std::string, RDom> domains,
+    int64_t split) {
+  Func scores = stages.at("scores");
+  Halide::Type type = v.type;
+  Expr m = batch.m, dv = batch.dv;
+  int64_t splits = *Halide::Internal::as_const_int(m) / split;
+  Var i("i"), e("e"), c("c"), jj("jj"), lane("lane"), x("x");
+  auto visible = [&](Expr row, Expr col) -> Expr {
+    return spec.causal ? col <= row : Halide::Internal::const_true();
+  };
+
+  Func lanes(name + "_splitlanes"), splitMax(name + "_splitmax");
+  RDom rg(0, static_cast<int>(split / kMaxLanes), name + "_rg");
+  Expr laneKey = c * static_cast<int>(split) + rg * kMaxLanes + lane;
+  Expr laneEntry = call(scores, batch.index({i, laneKey}));
+  Index laneAt = batch.index({c, i, lane});
+  define(lanes, batch.vars({c, i, lane}), lowest(type));
+  update(lanes, laneAt,
+         Halide::max(call(lanes, laneAt),
+                     Halide::select(visible(i, laneKey) &&
+                                        !maskHides(batch, spec, i, laneKey),
+                                    laneEntry, lowest(type))));
+  RDom rl(0, kMaxLanes, name + "_rl");
+  Index maxAt = batch.index({c, i});
+  define(splitMax, batch.vars({c, i}), lowest(type));
+  update(splitMax, maxAt,
+         Halide::max(call(splitMax, maxAt),
+                     call(lanes, batch.index({c, i, rl}))));
+
+  Func num(name + "_num"), den(name + "_den"), acc(name + "_acc");
+  Expr key = c * static_cast<int>(split) + jj;
+  Expr score = call(scores, batch.index({i, key}));
+  define(num, batch.vars({c, i, jj}),
+         Halide::select(visible(i, key) && !maskHides(batch, spec, i, key),
+                        softmaxExp(score - call(splitMax, maxAt)),
+                        constant(type, 0.0)));
+  RDom rs(0, static_cast<int>(split), name + "_rs");
+  define(den, batch.vars({c, i}), constant(type, 0.0));
+  update(den, maxAt, call(den, maxAt) + call(num, batch.index({c, i, rs})));
+  RDom rj(0, static_cast<int>(split), name + "_rj");
+  if (spec.causal)
+    rj.where(c * static_cast<int>(split) + rj <= i);
+  Index accAt = batch.index({c, i, e});
+  define(acc, batch.vars({c, i, e}), constant(type, 0.0));
+  update(acc, accAt,
+         call(acc, accAt) +
+             call(num, batch.index({c, i, rj})) *
+                 batch.operand(v, {c * static_cast<int>(split) + rj, e}));
+
+  Func splitResults(name + "_splits");
+  define(splitResults, batch.vars({c, i, x}),
+         Halide::select(
+             x < dv, call(acc, batch.index({c, i, Halide::min(x, dv - 1)})),
+             x == dv, call(splitMax, maxAt), call(den, maxAt)));
+
+  // The merge over splits.
+  Func rowMax(name + "_rowmax"), weight(name + "_weight"),
+      rowDen(name + "_rowden"), merged(name + "_merged"), result(name);
+  RDom rc(0, static_cast<int>(splits), name + "_rc");
+  define(rowMax, batch.vars({i}), lowest(type));
+  update(rowMax, batch.index({i}),
+         Halide::max(call(rowMax, batch.index({i})),
+                     call(splitResults, batch.index({rc, i, dv}))));
+  Expr splitMaxAt = call(splitResults, batch.index({c, i, dv}));
+  define(weight, batch.vars({c, i}),
+         Halide::select(splitMaxAt == lowest(type), constant(type, 0.0),
+                        softmaxExp(splitMaxAt -
+                                   call(rowMax, batch.index({i})))));
+  define(rowDen, batch.vars({i}), constant(type, 0.0));
+  update(rowDen, batch.index({i}),
+         call(rowDen, batch.index({i})) +
+             call(weight, batch.index({rc, i})) *
+                 call(splitResults, batch.index({rc, i, dv + 1})));
+  define(merged, batch.vars({i, e}), constant(type, 0.0));
+  update(merged, batch.index({i, e}),
+         call(merged, batch.index({i, e})) +
+             call(weight, batch.index({rc, i})) *
+                 call(splitResults, batch.index({rc, i, e})));
+  Expr total = call(rowDen, batch.index({i}));
+  // Only a row with nothing visible sums to 0; its outputs are 0.
+  define(result, batch.vars({i, e}),
+         call(merged, batch.index({i, e})) /
+             Halide::select(total == 0, constant(type, 1.0), total));
+
+  stages["splitlanes"] = lanes;
+  stages["splitmax"] = splitMax;
+  stages["num"] = num;
+  stages["den"] = den;
+  stages["acc"] = acc;
+  stages["splits"] = splitResults;
+  stages["rowmax"] = rowMax;
+  stages["weight"] = weight;
+  stages["rowden"] = rowDen;
+  stages["merged"] = merged;
+  domains["rg"] = rg;
+  domains["rl"] = rl;
+  domains["den"] = rs;
+  domains["acc"] = rj;
+  domains["merge"] = rc;
+  std::map<std::string, int64_t> info = {
+      {"keySplit", split},
+      {"plainQuery", spec.featureMap == FeatureMap::identity},
+      {"steps", 1}};
+  bind(op, Family::RowAttention, {result, batch.shape, type}, stages, domains,
+       info);
+  return success();
+}
+
 LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
   auto op = cast<EfficientAttentionOp>(operation);
   const TensorFunc &q = get(op.getQuery());
@@ -1736,6 +1914,7 @@ LogicalResult KernelBuilder::lowerDeformable(Operation *operation) {
 
 FailureOr<KernelAlgorithm>
 mlir::attn::codegen::buildAlgorithm(func::FuncOp func,
-                                    ArrayRef<std::string> argNames) {
-  return KernelBuilder(func, argNames).run();
+                                    ArrayRef<std::string> argNames,
+                                    const AlgorithmOptions &options) {
+  return KernelBuilder(func, argNames, options).run();
 }

@@ -81,11 +81,25 @@ struct KernelAlgorithm {
   std::vector<Halide::Argument> arguments() const;
 };
 
+/// Algorithmic choices that change the order of a reduction (not its result
+/// beyond rounding). Codegen sets them from the schedule parameters of CPU
+/// targets, so the tuner can drive them.
+struct AlgorithmOptions {
+  /// Softmax attention over m keys (one softmax step over keys; m static, a
+  /// multiple of keySplit, more than keySplit): attend to each split of
+  /// keySplit keys on its own (its max, row sums and weights x V), then merge
+  /// the splits, rescaled by exp(split max - row max). The working set of a
+  /// query block is then one split's scores, not a whole row of m keys.
+  /// 0: never split.
+  int keySplit = 0;
+};
+
 /// Builds the algorithm of `func`; `argNames` names the ImageParams (spec
 /// argument names; "argN" where missing). Unsupported ops and types are emitted
 /// as errors at their location. May throw Halide::Error (callers catch).
 FailureOr<KernelAlgorithm> buildAlgorithm(func::FuncOp func,
-                                          ArrayRef<std::string> argNames);
+                                          ArrayRef<std::string> argNames,
+                                          const AlgorithmOptions &options = {});
 
 } // namespace mlir::attn::codegen
 

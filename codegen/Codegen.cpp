@@ -193,8 +193,13 @@ FailureOr<KernelAlgorithm> buildScheduled(func::FuncOp func,
         << func.getSymName() << "' is not a C identifier";
     return failure();
   }
-  FailureOr<KernelAlgorithm> algorithm =
-      buildAlgorithm(func, cleanArgNames(func, options.argNames));
+  // The key split is an algorithm the CPU hand schedules know; the GPU
+  // schedules and the autoschedulers get the plain form.
+  AlgorithmOptions algorithmOptions;
+  if (options.autoscheduler.empty() && !target.has_gpu_feature())
+    algorithmOptions.keySplit = options.schedule.attention.keySplit;
+  FailureOr<KernelAlgorithm> algorithm = buildAlgorithm(
+      func, cleanArgNames(func, options.argNames), algorithmOptions);
   if (failed(algorithm))
     return failure();
   if (options.autoscheduler.empty()) {

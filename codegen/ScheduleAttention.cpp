@@ -73,7 +73,9 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
   Halide::Expr m = op.domains.at("acc").x.extent();
   std::vector<Var> args = out.args(); // e, i, b...
   Var e = args[0], i = args[1];
-  SplitChoice block = chooseSplit(n, p.queryBlock);
+  bool keySplit = op.info.count("keySplit") != 0;
+  SplitChoice block =
+      chooseSplit(n, keySplit ? p.splitQueryBlock : p.queryBlock);
   SplitChoice scoreRows = chooseSplit(n, p.tileRows);
   SplitChoice valueRows = chooseSplit(n, p.valueTileRows);
   SplitChoice cols = chooseSplit(dv, vector * p.valueTileVectors);
@@ -95,10 +97,24 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
   }
   Var task = parallelOuter(out, qblock, 2);
 
+  // With a key split, the block's stages below run once per split, inside
+  // the split loop of <name>_splits; else once per block.
+  Halide::LoopLevel blockLevel(out, task);
+  Func splits;
+  Var splitVar;
+  if (keySplit) {
+    splits = op.stages.at("splits");
+    std::vector<Var> xArgs = splits.args(); // x, i, c, b...
+    splitVar = xArgs[2];
+    splits.compute_at(out, task).vectorize(xArgs[0], vector,
+                                           TailStrategy::GuardWithIf);
+    blockLevel = Halide::LoopLevel(splits, splitVar);
+  }
+
   // Scores of the block: register-tiled Q K^T. The key tile loop is outside
   // the row tiles, so a tile of keyT (dk x keys) stays in L1 while every
   // row tile of the block uses it.
-  scores.compute_at(out, task);
+  scores.compute_at(blockLevel);
   std::vector<Var> sArgs = scores.args(); // j, i, b...
   std::vector<Var> dArgs = dot.args();
   Halide::RVar rd = op.domains.at("dot").x;
@@ -127,17 +143,27 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
   }
 
   // Statistics and weights of the block's rows.
-  for (auto &[role, f] : stepStages(op)) {
-    if (role.rfind("num", 0) == 0) {
-      f.compute_at(out, task).vectorize(f.args()[0], vector,
-                                        TailStrategy::GuardWithIf);
-    } else if (role.rfind("maxlanes", 0) == 0) {
-      scheduleLaneMaxima(f, out, task, vector);
-    } else if (role.rfind("max", 0) == 0) {
-      f.compute_at(out, task); // the max of one row's lanes
-    } else {
-      scheduleRowStatistic(f, op.domains.at("r" + role.substr(3)), out, task,
-                           vector, /*isMax=*/false);
+  if (keySplit) {
+    scheduleLaneMaxima(op.stages.at("splitlanes"), splits, splitVar, vector);
+    op.stages.at("splitmax").compute_at(blockLevel);
+    Func num = op.stages.at("num");
+    num.compute_at(blockLevel).vectorize(num.args()[0], vector,
+                                         TailStrategy::GuardWithIf);
+    scheduleRowStatistic(op.stages.at("den"), op.domains.at("den"), splits,
+                         splitVar, vector, /*isMax=*/false);
+  } else {
+    for (auto &[role, f] : stepStages(op)) {
+      if (role.rfind("num", 0) == 0) {
+        f.compute_at(out, task).vectorize(f.args()[0], vector,
+                                          TailStrategy::GuardWithIf);
+      } else if (role.rfind("maxlanes", 0) == 0) {
+        scheduleLaneMaxima(f, out, task, vector);
+      } else if (role.rfind("max", 0) == 0) {
+        f.compute_at(out, task); // the max of one row's lanes
+      } else {
+        scheduleRowStatistic(f, op.domains.at("r" + role.substr(3)), out, task,
+                             vector, /*isMax=*/false);
+      }
     }
   }
 
@@ -154,8 +180,8 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
     int width = dividingWidth(cols.factor, vector);
     Var ao("ao"), ai("ai"), ro("ro"), ri("ri");
     Halide::RVar rjo("rjo"), rji("rji");
-    acc.compute_at(out, task).vectorize(aArgs[0], vector,
-                                        TailStrategy::GuardWithIf);
+    acc.compute_at(blockLevel).vectorize(aArgs[0], vector,
+                                         TailStrategy::GuardWithIf);
     acc.update()
         .split(rj, rjo, rji, keyChunk.factor, TailStrategy::GuardWithIf)
         .split(aArgs[0], ao, ai, cols.factor, TailStrategy::GuardWithIf)
@@ -164,7 +190,7 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
         .vectorize(ai, width)
         .unroll(ai)
         .unroll(ri);
-  } else if (tiled) {
+  } else if (tiled && !keySplit) {
     int width = dividingWidth(cols.factor, vector);
     acc.compute_at(out, eo).vectorize(aArgs[0], width).unroll(aArgs[1]);
     acc.update()
@@ -173,11 +199,39 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
         .unroll(aArgs[0])
         .unroll(aArgs[1]);
   } else {
-    acc.compute_at(out, qi).vectorize(aArgs[0], vector,
-                                      TailStrategy::GuardWithIf);
+    if (keySplit)
+      acc.compute_at(blockLevel);
+    else
+      acc.compute_at(out, qi);
+    acc.vectorize(aArgs[0], vector, TailStrategy::GuardWithIf);
     acc.update()
         .reorder(aArgs[0], rj)
         .vectorize(aArgs[0], vector, TailStrategy::GuardWithIf);
+  }
+  if (!keySplit)
+    return;
+
+  // The merge of the splits: per-row weights, then each output tile sums
+  // its splits' partial outputs.
+  for (const char *role : {"rowmax", "weight", "rowden"})
+    op.stages.at(role).compute_at(out, task);
+  Func merged = op.stages.at("merged");
+  std::vector<Var> mArgs = merged.args(); // e, i, b...
+  Halide::RVar rc = op.domains.at("merge").x;
+  if (tiled) {
+    int width = dividingWidth(cols.factor, vector);
+    merged.compute_at(out, eo).vectorize(mArgs[0], width).unroll(mArgs[1]);
+    merged.update()
+        .reorder(mArgs[0], mArgs[1], rc)
+        .vectorize(mArgs[0], width)
+        .unroll(mArgs[0])
+        .unroll(mArgs[1]);
+  } else {
+    merged.compute_at(out, qi).vectorize(mArgs[0], vector,
+                                         TailStrategy::GuardWithIf);
+    merged.update()
+        .reorder(mArgs[0], rc)
+        .vectorize(mArgs[0], vector, TailStrategy::GuardWithIf);
   }
 }
 

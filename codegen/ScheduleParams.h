@@ -45,6 +45,13 @@ struct AttentionParams {
   /// outside the block's row tiles, so a chunk of V stays in L1 for the whole
   /// block (0: each row tile runs over every key).
   int valueKeyChunk = 64;
+  /// Softmax attention over more keys than this (a multiple of it, and of
+  /// 16) attends to each split of keySplit keys on its own and merges the
+  /// splits (AlgorithmOptions::keySplit; CPU hand schedules only). 0: never.
+  int keySplit = 1024;
+  /// queryBlock when the keys are split: a split's scores are a fraction of
+  /// a row, so a larger block fits, and K and V are read once per block.
+  int splitQueryBlock = 64;
 };
 
 /// attn.efficient: K^T V is reduced in chunks of ReductionParams::chunk

@@ -178,6 +178,14 @@ static cl::opt<int64_t> tuneDynamicSize(
              "tuning cache with (without it, kernels with dynamic dims use "
              "the default schedules)"),
     cl::value_desc("N"), cl::init(-1), cl::cat(compileCategory));
+static cl::list<std::string> scheduleParams(
+    "schedule-param",
+    cl::desc("Compile with the hand schedules and this knob set, e.g. "
+             "attention.queryBlock=64 (repeatable or comma-separated; the "
+             "knobs --tune searches, see docs/tuning.md); the tuning cache "
+             "is not read"),
+    cl::value_desc("group.name=value"), cl::CommaSeparated,
+    cl::cat(compileCategory));
 static cl::opt<std::string> autoscheduler(
     "autoscheduler",
     cl::desc("Schedule every kernel with this Halide autoscheduler instead "
@@ -360,6 +368,8 @@ struct TuningSetup {
   std::string cachePath; ///< "" without a cache
   mlir::attn::tuning::TuningCache cache;
   std::string resolvedTarget;
+  /// The hand schedules' knobs from --schedule-param, if given.
+  mlir::attn::codegen::ScheduleParams handParams;
 };
 
 FailureOr<TuningSetup> resolveTuningSetup() {
@@ -403,6 +413,22 @@ FailureOr<TuningSetup> resolveTuningSetup() {
     return failure();
   }
   setup.resolvedTarget = info->resolved;
+  if (!scheduleParams.empty()) {
+    if (tune || !autoscheduler.empty()) {
+      fail("--schedule-param sets the hand schedules; it excludes --tune "
+           "and --autoscheduler");
+      return failure();
+    }
+    for (const std::string &assignment : scheduleParams) {
+      std::string error;
+      if (failed(mlir::attn::tuning::setScheduleParam(
+              assignment, setup.handParams, error))) {
+        fail("--schedule-param " + error);
+        return failure();
+      }
+    }
+    return setup; // the cache plays no part
+  }
   if (!autoscheduler.empty()) {
     if (tune) {
       fail("--autoscheduler and --tune exclude each other (--tune tries the "
@@ -730,7 +756,10 @@ int main(int argc, char **argv) {
     options.target = target;
     options.argNames = argNames[func.getSymName().str()];
     options.autoscheduler = autoscheduler;
-    if (autoscheduler.empty() && failed(chooseSchedule(func, *tuning, options)))
+    if (!scheduleParams.empty())
+      options.schedule = tuning->handParams;
+    else if (autoscheduler.empty() &&
+             failed(chooseSchedule(func, *tuning, options)))
       return 1;
     if (failed(cg::compileToFiles(func, outputDir, options, emitOptions)))
       return 1;
