@@ -1,12 +1,14 @@
 """Merges one benchmark run into bench/results/<stamp>.json and a table.
 
-    python3 bench/report.py --roofline before.json after.json --attn attn.json
-                            --peers peers.json --meta meta.json
+    python3 bench/report.py --roofline before.json after.json
+                            --attn attn-1.json attn-2.json ...
+                            --peers peers-1.json peers-2.json ... --meta meta.json
                             --json-out results/<stamp>.json
                             [--markdown-out results/<stamp>.md]
 
 Run by bench/run.sh. Prints the markdown table (docs/performance.md shows
-one). Per kernel and implementation: median ms, GFLOP/s, GB/s of compulsory
+one). Per kernel and implementation (its fastest round's median when the
+run had several rounds): median ms, GFLOP/s, GB/s of compulsory
 traffic, the roofline time and which ceiling sets it, the fraction of the
 roofline reached (roofline time / median), the fraction of the FMA peak
 (GFLOP/s / peak), and for each peer how many times faster attn is
@@ -41,6 +43,35 @@ TARGETS = [
 
 def load(path):
     return json.loads(Path(path).read_text())
+
+
+def fastest_rounds(paths):
+    """Merges the rounds of one side (attn or peers): per kernel and
+    implementation, the record of the round with the smallest median, with
+    every round's median in `round_medians_ms`. The rounds alternate attn
+    and peers, so each side's best round comes from a comparable spell of
+    the shared host."""
+    rounds = [load(path) for path in paths]
+    merged = {key: value for key, value in rounds[0].items()
+              if key != "results"}
+    best, medians, order = {}, {}, []
+    for report in rounds:
+        for record in report.get("results", []):
+            key = (record["kernel"], record["impl"])
+            if key not in best:
+                order.append(key)
+                medians[key] = []
+            if "median_ms" in record:
+                medians[key].append(record["median_ms"])
+            current = best.get(key)
+            if current is None or ("median_ms" in record and (
+                    "median_ms" not in current
+                    or record["median_ms"] < current["median_ms"])):
+                best[key] = record
+    merged["rounds"] = len(rounds)
+    merged["results"] = [dict(best[key], round_medians_ms=medians[key])
+                         for key in order]
+    return merged
 
 
 def machine_ceilings(rooflines):
@@ -129,6 +160,10 @@ def markdown(rows, verdicts, rooflines, peak, bandwidth, attn, meta):
                    f"{100 * meta['other_processes_share_of_cores']:.0f}% of the "
                    "cores (0% is an idle machine; above ~5% the numbers are "
                    "disturbed).")
+    if attn.get("rounds", 1) > 1:
+        out.append(f"attn and the peers were timed alternately in "
+                   f"{attn['rounds']} rounds; each row is its fastest round's "
+                   "median (all rounds' medians are in the JSON).")
     out.append("")
     out.append("| ceiling | start of run | end of run | used |")
     out.append("|---|---:|---:|---:|")
@@ -212,15 +247,18 @@ def markdown(rows, verdicts, rooflines, peak, bandwidth, attn, meta):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--roofline", nargs="+", required=True)
-    parser.add_argument("--attn", required=True)
-    parser.add_argument("--peers", required=True)
+    parser.add_argument("--attn", nargs="+", required=True,
+                        help="attn_bench.py output, one file per round")
+    parser.add_argument("--peers", nargs="+", required=True,
+                        help="peers.py output, one file per round")
     parser.add_argument("--meta", required=True)
     parser.add_argument("--json-out", required=True)
     parser.add_argument("--markdown-out")
     args = parser.parse_args()
 
     rooflines = [load(path) for path in args.roofline]
-    attn, peers, meta = load(args.attn), load(args.peers), load(args.meta)
+    attn, peers = fastest_rounds(args.attn), fastest_rounds(args.peers)
+    meta = load(args.meta)
     peak, bandwidth = machine_ceilings(rooflines)
     rows = build_rows(attn, peers, peak, bandwidth)
     verdicts = evaluate_targets(rows, attn.get("available", False),

@@ -12,7 +12,11 @@
 #
 # Environment: ATTN_RUN (the attn-run to time, default build/bin/attn-run),
 # BENCH_BUDGET (seconds of timed runs per kernel and
-# implementation, default 3), BENCH_KERNELS (comma-separated subset).
+# implementation, default 3), BENCH_KERNELS (comma-separated subset),
+# BENCH_ROUNDS (default 3): attn and the peers are timed alternately in this
+# many rounds, so both see the same spells of interference from other
+# machines sharing the host; each implementation's result is its fastest
+# round's median (every round's median is kept in the JSON).
 # Not a test: it is not part of ctest. Run it on an otherwise idle machine;
 # the load average and the CPU time other processes took while it measured
 # are recorded in the results.
@@ -22,6 +26,7 @@ ROOT="$(dirname "$BENCH")"
 BUILD="${ATTN_BUILD_DIR:-$ROOT/build}"
 BUDGET="${BENCH_BUDGET:-3}"
 KERNELS="${BENCH_KERNELS:-}"
+ROUNDS="${BENCH_ROUNDS:-3}"
 ATTN_RUN="${ATTN_RUN:-$BUILD/bin/attn-run}"
 cd "$ROOT"
 
@@ -61,12 +66,14 @@ esac
 
 echo "bench: roofline probe (start)" >&2
 "$PROBE" --threads 2 > "$WORK/roofline-start.json"
-echo "bench: attn kernels" >&2
-"$PYTHON" bench/attn_bench.py --attn-run "$ATTN_RUN" \
-  --budget "$BUDGET" --kernels "$KERNELS" --out "$WORK/attn.json"
-echo "bench: peers" >&2
-"$PEERS_PYTHON" bench/peers.py --budget "$BUDGET" --kernels "$KERNELS" \
-  --out "$WORK/peers.json"
+for round in $(seq "$ROUNDS"); do
+  echo "bench: round $round of $ROUNDS: attn kernels" >&2
+  "$PYTHON" bench/attn_bench.py --attn-run "$ATTN_RUN" \
+    --budget "$BUDGET" --kernels "$KERNELS" --out "$WORK/attn-$round.json"
+  echo "bench: round $round of $ROUNDS: peers" >&2
+  "$PEERS_PYTHON" bench/peers.py --budget "$BUDGET" --kernels "$KERNELS" \
+    --out "$WORK/peers-$round.json"
+done
 echo "bench: roofline probe (end)" >&2
 "$PROBE" --threads 2 > "$WORK/roofline-end.json"
 LOAD_AFTER="$(load)"
@@ -76,6 +83,7 @@ CPU_END="$(head -1 /proc/stat)" WALL_END="$(date +%s.%N)"
 # What the results need to be read later: the machine, the load, the commit.
 export BENCH_STAMP="$STAMP" BENCH_LOAD_BEFORE="$LOAD_BEFORE" \
   BENCH_LOAD_AFTER="$LOAD_AFTER" BENCH_BUDGET="$BUDGET" BENCH_KERNELS="$KERNELS" \
+  BENCH_ROUNDS="$ROUNDS" \
   BENCH_CPU_START="$CPU_START" BENCH_CPU_END="$CPU_END" \
   BENCH_TIMES_START="$(cat "$WORK/times-start")" BENCH_TIMES_END="$(cat "$WORK/times-end")" \
   BENCH_WALL_START="$WALL_START" BENCH_WALL_END="$WALL_END"
@@ -110,6 +118,7 @@ others = max(0.0, machine - ours)
 json.dump({
     "stamp": env["BENCH_STAMP"], "command": "bench/run.sh",
     "budget_seconds": float(env["BENCH_BUDGET"]),
+    "rounds": int(env["BENCH_ROUNDS"]),
     "kernels": env["BENCH_KERNELS"] or "all",
     "commit": env["BENCH_COMMIT"], "uncommitted_changes": env["BENCH_DIRTY"] == "1",
     "load_before": env["BENCH_LOAD_BEFORE"], "load_after": env["BENCH_LOAD_AFTER"],
@@ -125,6 +134,6 @@ EOF
 
 "$PYTHON" bench/report.py \
   --roofline "$WORK/roofline-start.json" "$WORK/roofline-end.json" \
-  --attn "$WORK/attn.json" --peers "$WORK/peers.json" --meta "$WORK/meta.json" \
+  --attn "$WORK"/attn-*.json --peers "$WORK"/peers-*.json --meta "$WORK/meta.json" \
   --json-out "$BENCH/results/$STAMP.json" --markdown-out "$BENCH/results/$STAMP.md"
 echo "bench: wrote bench/results/$STAMP.json and .md" >&2

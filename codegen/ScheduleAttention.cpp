@@ -249,7 +249,8 @@ void mlir::attn::codegen::scheduleMaterializedAttention(
   Func scores = op.stages.at("scores");
   scores.compute_root();
   scheduleTiledProduct(scores, op.stages.at("dot"), op.domains.at("dot"), m, n,
-                       vector, p.tileVectors, p.tileRows, p.queryBlock, ctx);
+                       vector, p.tileVectors, p.tileRows, p.materializedBlock,
+                       ctx);
   // The last step, when it is over keys (EANet's sum over slots), only
   // feeds the final product: its weights and row sums are computed per row
   // block of that product, in L1, instead of as n x m passes at root.
@@ -299,7 +300,7 @@ void mlir::attn::codegen::scheduleMaterializedAttention(
     plain->second.compute_root();
   Var task = scheduleTiledProduct(out, op.stages.at("acc"), op.domains.at("acc"),
                                   dv, n, vector, p.tileVectors, p.tileRows,
-                                  p.queryBlock, ctx);
+                                  p.materializedBlock, ctx);
   if (!fuseLast)
     return;
   std::string suffix = std::to_string(lastStep);
