@@ -56,6 +56,24 @@ Halide::Var scheduleTiledProduct(Halide::Func out, Halide::Func acc,
                                  int tileVectors, int tileRows, int blockRows,
                                  const ScheduleContext &ctx);
 
+/// A small product (rows x cols, e.g. dk x dv) reduced over many positions
+/// `rj` (K^T V): chunks of ReductionParams::chunk positions reduce in
+/// parallel (rfactor) into partials, each in register tiles of
+/// EfficientParams::contextRows rows x cols. `product` is (col, row, b...)
+/// with an update over `rj`. Returns the per-chunk wrapper and its parallel
+/// chunk Var, where per-chunk inputs can be computed; an undefined `tiles`
+/// when the sizes are dynamic or there are fewer than two chunks (nothing
+/// is scheduled then).
+struct ChunkedProduct {
+  Halide::Func tiles;
+  Halide::Var u;
+};
+ChunkedProduct scheduleChunkedProduct(Halide::Func product,
+                                      const Halide::RDom &rj,
+                                      const Halide::Expr &cols,
+                                      const Halide::Expr &rows, int vector,
+                                      const ScheduleContext &ctx);
+
 /// A reduction `f` over positions `r` (its only update): computed at root,
 /// split into chunks reduced in parallel with rfactor when the extent is
 /// large enough, vectorized over the pure var `inner` (dim 0 of f).

@@ -90,49 +90,38 @@ void mlir::attn::codegen::scheduleScan(OpStages &op,
 /// task with compute_with: it reads the chunk's weights the context
 /// already computed, so exp runs once per element of K instead of twice and
 /// K is read twice (kmax, this pass) instead of three times.
-static void scheduleContext(OpStages &op, const ScheduleContext &ctx,
-                            int vector, Func ksumPartial) {
-  Func context = op.stages.at("context");
-  Halide::RDom rj = op.domains.at("context");
-  size_t rank = op.result.rank();
-  SplitChoice cols = chooseSplit(op.result.shape[rank - 1], vector);
-  SplitChoice rows = chooseSplit(op.domains.at("acc").x.extent(),
-                                 std::max(1, ctx.params.efficient.contextRows));
+ChunkedProduct mlir::attn::codegen::scheduleChunkedProduct(
+    Func product, const Halide::RDom &rj, const Halide::Expr &cols,
+    const Halide::Expr &rows, int vector, const ScheduleContext &ctx) {
+  SplitChoice colSplit = chooseSplit(cols, vector);
+  SplitChoice rowSplit =
+      chooseSplit(rows, std::max(1, ctx.params.efficient.contextRows));
   auto positions = Halide::Internal::as_const_int(rj.x.extent());
   int chunk = std::max(1, ctx.params.reduction.chunk);
-  Func kexp;
-  if (op.stages.count("kexp"))
-    kexp = op.stages.at("kexp");
-  if (!cols.isStatic || !rows.isStatic || !positions ||
-      *positions < 2 * chunk) {
-    schedulePositionReduction(context, rj, ctx);
-    if (kexp.defined()) {
-      // The denominators get their own inlined copy of the weights.
-      kexp.clone_in(ksumPartial.defined() ? ksumPartial
-                                          : op.stages.at("ksum"));
-      kexp.compute_root().vectorize(kexp.args()[0], vector,
-                                    TailStrategy::GuardWithIf);
-    }
-    return;
-  }
-  context.compute_root();
-  std::vector<Var> args = context.args(); // e, d, b...
+  if (!colSplit.isStatic || !rowSplit.isStatic || !positions ||
+      *positions < 2 * chunk)
+    return {};
+  product.compute_root();
+  std::vector<Var> args = product.args(); // e, d, b...
   Var e = args[0], d = args[1];
   Halide::RVar chunkOuter("chunk_outer"), chunkInner("chunk_inner");
-  Var u(context.name() + "_chunk");
+  Var u(product.name() + "_chunk");
   Func partial =
-      context.update()
+      product.update()
           .split(rj.x, chunkOuter, chunkInner, chunk, TailStrategy::GuardWithIf)
           .rfactor(chunkOuter, u);
   Func tiles = partial.in();
-  int width = dividingWidth(cols.factor, vector);
+  // A width that divides the columns: the partial's vector loops have no
+  // tail, and must not read past the last column of V.
+  int width = dividingWidth(
+      static_cast<int>(*Halide::Internal::as_const_int(cols)), vector);
   Var dOuter("d_outer"), dInner("d_inner");
   std::vector<Halide::VarOrRVar> order = {e, dInner, dOuter};
   for (size_t i = 2; i < args.size(); ++i)
     order.push_back(args[i]);
   order.push_back(u);
   tiles.compute_root()
-      .split(d, dOuter, dInner, rows.factor, TailStrategy::ShiftInwards)
+      .split(d, dOuter, dInner, rowSplit.factor, TailStrategy::ShiftInwards)
       .reorder(order)
       .vectorize(e, width)
       .parallel(u);
@@ -144,7 +133,34 @@ static void scheduleContext(OpStages &op, const ScheduleContext &ctx,
       .vectorize(eLanes)
       .unroll(eOuter)
       .unroll(d);
-  context.update().vectorize(e, vector, TailStrategy::GuardWithIf);
+  product.update().vectorize(e, vector, TailStrategy::GuardWithIf);
+  return {tiles, u};
+}
+
+static void scheduleContext(OpStages &op, const ScheduleContext &ctx,
+                            int vector, Func ksumPartial) {
+  Func context = op.stages.at("context");
+  Halide::RDom rj = op.domains.at("context");
+  size_t rank = op.result.rank();
+  Func kexp;
+  if (op.stages.count("kexp"))
+    kexp = op.stages.at("kexp");
+  ChunkedProduct chunked =
+      scheduleChunkedProduct(context, rj, op.result.shape[rank - 1],
+                             op.domains.at("acc").x.extent(), vector, ctx);
+  if (!chunked.tiles.defined()) {
+    schedulePositionReduction(context, rj, ctx);
+    if (kexp.defined()) {
+      // The denominators get their own inlined copy of the weights.
+      kexp.clone_in(ksumPartial.defined() ? ksumPartial
+                                          : op.stages.at("ksum"));
+      kexp.compute_root().vectorize(kexp.args()[0], vector,
+                                    TailStrategy::GuardWithIf);
+    }
+    return;
+  }
+  Func tiles = chunked.tiles;
+  Var u = chunked.u;
   if (!kexp.defined())
     return;
   // One task per chunk computes the chunk's weights once, then both the

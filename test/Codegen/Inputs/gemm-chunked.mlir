@@ -1,0 +1,22 @@
+// Products with few rows and a long reduction (K^T V as the reassociated
+// forms emit it): the Gemm schedule reduces chunks of positions in parallel
+// (gemm-chunked.test).
+
+func.func @ktv(%k: tensor<2000x16xf32>, %v: tensor<2000x24xf32>) -> tensor<16x24xf32> {
+  %o = attn.matmul %k, %v transpose_lhs : tensor<2000x16xf32>, tensor<2000x24xf32> -> tensor<16x24xf32>
+  return %o : tensor<16x24xf32>
+}
+
+// Batched, an odd number of columns, and f64.
+func.func @ktv_batched_f64(%k: tensor<3x1100x8xf64>, %v: tensor<3x1100x5xf64>) -> tensor<3x8x5xf64> {
+  %o = attn.matmul %k, %v transpose_lhs : tensor<3x1100x8xf64>, tensor<3x1100x5xf64> -> tensor<3x8x5xf64>
+  return %o : tensor<3x8x5xf64>
+}
+
+// attn.efficient's context uses the same chunked product; dv = 24 is not a
+// multiple of the 16-lane vector.
+func.func @efficient_dv24(%q: tensor<64x16xf32>, %k: tensor<2000x16xf32>, %v: tensor<2000x24xf32>) -> tensor<64x24xf32> {
+  %o = attn.efficient %q, %k, %v variant softmax
+      : tensor<64x16xf32>, tensor<2000x16xf32>, tensor<2000x24xf32> -> tensor<64x24xf32>
+  return %o : tensor<64x24xf32>
+}
