@@ -48,6 +48,28 @@ static void scheduleLaneMaxima(Func lanes, Func out, Var task, int vector) {
   lanes.update().reorder(args[0], args[1]).vectorize(args[0], vector);
 }
 
+/// f(e, i, b...), an update over `r` into rows of output columns, at `at`:
+/// with `tiled`, a register tile (all of f's rows and columns unrolled, in
+/// vectors of `width`, the r loop outside them); else one row, vectorized
+/// by `width` with a guarded tail.
+static void scheduleOutputTile(Func f, Halide::RVar r, Halide::LoopLevel at,
+                               bool tiled, int width) {
+  std::vector<Var> args = f.args(); // e, i, b...
+  f.compute_at(at);
+  if (tiled) {
+    f.vectorize(args[0], width).unroll(args[1]);
+    f.update()
+        .reorder(args[0], args[1], r)
+        .vectorize(args[0], width)
+        .unroll(args[0])
+        .unroll(args[1]);
+    return;
+  }
+  f.vectorize(args[0], width, TailStrategy::GuardWithIf);
+  f.update().reorder(args[0], r).vectorize(args[0], width,
+                                           TailStrategy::GuardWithIf);
+}
+
 /// Step funcs of a row-attention op (num<t>, maxlanes<t>, max<t>, den<t>).
 static std::vector<std::pair<std::string, Func>> stepStages(OpStages &op) {
   std::vector<std::pair<std::string, Func>> result;
@@ -191,22 +213,12 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
         .unroll(ai)
         .unroll(ri);
   } else if (tiled && !keySplit) {
-    int width = dividingWidth(cols.factor, vector);
-    acc.compute_at(out, eo).vectorize(aArgs[0], width).unroll(aArgs[1]);
-    acc.update()
-        .reorder(aArgs[0], aArgs[1], rj)
-        .vectorize(aArgs[0], width)
-        .unroll(aArgs[0])
-        .unroll(aArgs[1]);
+    scheduleOutputTile(acc, rj, Halide::LoopLevel(out, eo), true,
+                       dividingWidth(cols.factor, vector));
   } else {
-    if (keySplit)
-      acc.compute_at(blockLevel);
-    else
-      acc.compute_at(out, qi);
-    acc.vectorize(aArgs[0], vector, TailStrategy::GuardWithIf);
-    acc.update()
-        .reorder(aArgs[0], rj)
-        .vectorize(aArgs[0], vector, TailStrategy::GuardWithIf);
+    scheduleOutputTile(acc, rj,
+                       keySplit ? blockLevel : Halide::LoopLevel(out, qi),
+                       false, vector);
   }
   if (!keySplit)
     return;
@@ -215,24 +227,9 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
   // its splits' partial outputs.
   for (const char *role : {"rowmax", "weight", "rowden"})
     op.stages.at(role).compute_at(out, task);
-  Func merged = op.stages.at("merged");
-  std::vector<Var> mArgs = merged.args(); // e, i, b...
-  Halide::RVar rc = op.domains.at("merge").x;
-  if (tiled) {
-    int width = dividingWidth(cols.factor, vector);
-    merged.compute_at(out, eo).vectorize(mArgs[0], width).unroll(mArgs[1]);
-    merged.update()
-        .reorder(mArgs[0], mArgs[1], rc)
-        .vectorize(mArgs[0], width)
-        .unroll(mArgs[0])
-        .unroll(mArgs[1]);
-  } else {
-    merged.compute_at(out, qi).vectorize(mArgs[0], vector,
-                                         TailStrategy::GuardWithIf);
-    merged.update()
-        .reorder(mArgs[0], rc)
-        .vectorize(mArgs[0], vector, TailStrategy::GuardWithIf);
-  }
+  scheduleOutputTile(op.stages.at("merged"), op.domains.at("merge").x,
+                     Halide::LoopLevel(out, tiled ? eo : qi), tiled,
+                     tiled ? dividingWidth(cols.factor, vector) : vector);
 }
 
 void mlir::attn::codegen::scheduleMaterializedAttention(
