@@ -25,8 +25,24 @@ static void vectorizeAndParallelize(Func f, const TensorFunc &tensor,
   std::vector<Var> args = f.args();
   SplitChoice split = chooseSplit(tensor.shape.back(), vector);
   f.vectorize(args[0], split.factor, split.tail);
-  if (args.size() > 1)
+  if (args.size() < 2)
+    return;
+  // Parallel tasks of about kTaskElements elements: one task per row of a
+  // 65536 x 64 output spent more time in the thread pool than in the row.
+  constexpr int64_t kTaskElements = 8192;
+  int64_t perIndex = 1; // elements per index of the outer dim (1 if dynamic)
+  for (size_t d = 0; d + 1 < tensor.shape.size(); ++d)
+    if (auto extent = Halide::Internal::as_const_int(tensor.shape[d]))
+      perIndex *= std::max<int64_t>(1, *extent);
+  int block = static_cast<int>(
+      std::max<int64_t>(1, std::min<int64_t>(kTaskElements / perIndex, 1024)));
+  if (block == 1) {
     f.parallel(args.back());
+    return;
+  }
+  Var outer(f.name() + "_task"), inner(f.name() + "_rows");
+  f.split(args.back(), outer, inner, block, Halide::TailStrategy::GuardWithIf)
+      .parallel(outer);
 }
 
 void mlir::attn::codegen::scheduleElementwise(OpStages &op,
