@@ -6,8 +6,11 @@
 // computed, then the block's output rows. Both products (Q K^T and
 // weights V) use register tiles. K is copied once, transposed (keys
 // innermost), so score products vectorize over keys; the key tile loop is
-// outside the row tiles, so each tile of K stays in L1 for the whole block.
-// Row statistics are vectorized (scheduleRowStatistic).
+// outside the row tiles, so each tile of K stays in L1 for the whole block;
+// likewise the key-chunk loop of weights x V, for V. Row statistics are
+// vectorized (scheduleRowStatistic). With a key split (Algorithm.h,
+// AlgorithmOptions::keySplit), the per-block stages run once per split of
+// the keys, inside the split loop of <name>_splits, and a merge follows.
 //
 // Materialized attention (some step over queries, e.g. EANet's softmax over
 // positions): such a step needs whole columns, so the scores are computed at
@@ -190,7 +193,8 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
   }
 
   // Output rows: weights x V, register-tiled (valueTileRows rows x
-  // valueTileVectors vectors, the whole key loop inside the tile).
+  // valueTileVectors vectors), over chunks of valueKeyChunk keys (else the
+  // whole key loop inside the tile).
   std::vector<Var> aArgs = acc.args(); // e, i, b...
   Halide::RVar rj = op.domains.at("acc").x;
   SplitChoice keyChunk = chooseSplit(m, p.valueKeyChunk);
