@@ -682,8 +682,8 @@ Status causalMask(const Tensor &input, double fill, Tensor &out) {
 
 /// The shared loop of bilinearGather and gatherPixels: out (N, Lq, M, L, P,
 /// D) with `sample` called once per (n, q, h, l, p) on the (x, y) pair, the
-/// first element of head h at level l's first row, the level, and the
-/// sample's D outputs (zero-initialized).
+/// first element of head h at level l's first row, the level, the stride
+/// between pixels (M x D), D, and the sample's D outputs (zero-initialized).
 template <typename SampleFn>
 static Status gatherSamples(const char *op, const Tensor &value,
                             const Tensor &samples,
@@ -711,7 +711,7 @@ static Status gatherSamples(const char *op, const Tensor &value,
             const double *base = value.data.data() +
                                  ((n * lv + levelStart[l]) * heads + h) * depth;
             for (int64_t p = 0; p < points; ++p, xy += 2, o += depth)
-              sample(xy, base, levels[l], o);
+              sample(xy, base, levels[l], heads * depth, depth, o);
           }
   }
   out = std::move(result);
@@ -721,13 +721,10 @@ static Status gatherSamples(const char *op, const Tensor &value,
 Status bilinearGather(const Tensor &value, const Tensor &locations,
                       const std::vector<SpatialLevel> &levels,
                       bool alignCorners, Tensor &out) {
-  const int64_t rowStride = value.rank() == 4 ? value.shape[2] * value.shape[3]
-                                              : 0,
-                depth = value.rank() == 4 ? value.shape[3] : 0;
   return gatherSamples(
       "bilinearGather", value, locations, levels, out,
       [&](const double *loc, const double *base, const SpatialLevel &level,
-          double *o) {
+          int64_t rowStride, int64_t depth, double *o) {
         sampleAccumulate(base, rowStride, level.height, level.width, depth,
                          loc[0], loc[1], alignCorners, 1.0, o);
       });
@@ -735,13 +732,10 @@ Status bilinearGather(const Tensor &value, const Tensor &locations,
 
 Status gatherPixels(const Tensor &value, const Tensor &pixels,
                     const std::vector<SpatialLevel> &levels, Tensor &out) {
-  const int64_t rowStride = value.rank() == 4 ? value.shape[2] * value.shape[3]
-                                              : 0,
-                depth = value.rank() == 4 ? value.shape[3] : 0;
   return gatherSamples(
       "gatherPixels", value, pixels, levels, out,
       [&](const double *pixel, const double *base, const SpatialLevel &level,
-          double *o) {
+          int64_t rowStride, int64_t depth, double *o) {
         double x = std::floor(pixel[0]), y = std::floor(pixel[1]);
         // Compared in double, so the int conversion below is in range;
         // NaN fails every comparison and gives 0 too.
