@@ -24,6 +24,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -112,6 +113,43 @@ Expr softmaxExp(Expr x) {
 /// Lanes of the first stage of a row maximum over keys (one AVX-512 f32
 /// vector; see lowerDotProductSpec).
 constexpr int kMaxLanes = 16;
+
+/// The first stage of a row maximum over `count` keys from `first`:
+/// lanes(slice..., lane) = the largest `entry(key)` over the keys
+/// first + lane, first + lane + kMaxLanes, ... where `kept(key)` (the lowest
+/// float if none). `max` then takes the largest of its slice's kMaxLanes
+/// lanes. Vertical and vectorizable; the max is exact in any order, so the
+/// grouping changes no value. Halide's rfactor cannot do this, as its
+/// intermediate would start at -inf (undefined under the no-infs flags).
+struct LaneMax {
+  Func lanes;
+  RDom groups, lanesR; ///< over key groups; over the lanes
+};
+/// `names` are those of lanes and of the two RDoms.
+LaneMax defineLaneMax(Func max, const std::vector<Var> &sliceVars,
+                      const Index &sliceAt, Expr first, Expr count,
+                      const std::function<Expr(Expr)> &entry,
+                      const std::function<Expr(Expr)> &kept,
+                      const std::array<std::string, 3> &names,
+                      Halide::Type type) {
+  Func lanes(names[0]);
+  Var lane("lane");
+  RDom groups(0, (count + kMaxLanes - 1) / kMaxLanes, names[1]);
+  Expr key = first + groups * kMaxLanes + lane;
+  std::vector<Var> laneVars = sliceVars;
+  laneVars.push_back(lane);
+  Index laneAt = sliceAt;
+  laneAt.push_back(lane);
+  define(lanes, laneVars, lowest(type));
+  update(lanes, laneAt,
+         Halide::max(call(lanes, laneAt),
+                     Halide::select(kept(key), entry(key), lowest(type))));
+  RDom lanesR(0, kMaxLanes, names[2]);
+  Index laneR = sliceAt;
+  laneR.push_back(lanesR);
+  update(max, sliceAt, Halide::max(call(max, sliceAt), call(lanes, laneR)));
+  return {lanes, groups, lanesR};
+}
 
 class KernelBuilder {
 public:
@@ -1525,35 +1563,22 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
       Func max(name + "_max" + suffix);
       define(max, sliceVars, lowest(type));
       if (overKeys) {
-        // Two stages: per row, kMaxLanes running maxima over keys
-        // lane, lane + kMaxLanes, ... (vertical, vectorizable), then the max
-        // of those. The max is exact in any order, so the grouping changes
-        // no value; Halide's rfactor cannot do this, as its intermediate
-        // would start at -inf (undefined under the no-infs fast-math flags).
-        Func lanes(name + "_maxlanes" + suffix);
-        Var lane("lane");
-        RDom rg(0, (m + kMaxLanes - 1) / kMaxLanes, name + "_rg" + suffix);
-        Expr key = rg * kMaxLanes + lane;
-        Expr keyAt = Halide::min(key, m - 1);
-        Expr entry = call(current, batch.index({i, keyAt}));
-        std::vector<Var> laneVars = sliceVars;
-        laneVars.push_back(lane);
-        Index laneAt = sliceAt;
-        laneAt.push_back(lane);
-        define(lanes, laneVars, lowest(type));
-        update(lanes, laneAt,
-               Halide::max(call(lanes, laneAt),
-                           Halide::select(key < m && visible(i, key) &&
-                                              !hidden(i, keyAt, entry),
-                                          entry, lowest(type))));
-        RDom rl(0, kMaxLanes, name + "_rl" + suffix);
-        Index laneR = sliceAt;
-        laneR.push_back(rl);
-        update(max, sliceAt,
-               Halide::max(call(max, sliceAt), call(lanes, laneR)));
-        stages["maxlanes" + suffix] = lanes;
-        domains["rg" + suffix] = rg;
-        domains["rl" + suffix] = rl;
+        // Two stages (defineLaneMax): kMaxLanes running maxima per row.
+        auto entry = [&](Expr key) {
+          return call(current, batch.index({i, Halide::min(key, m - 1)}));
+        };
+        auto kept = [&](Expr key) {
+          return key < m && visible(i, key) &&
+                 !hidden(i, Halide::min(key, m - 1), entry(key));
+        };
+        LaneMax laneMax =
+            defineLaneMax(max, sliceVars, sliceAt, 0, m, entry, kept,
+                          {name + "_maxlanes" + suffix, name + "_rg" + suffix,
+                           name + "_rl" + suffix},
+                          type);
+        stages["maxlanes" + suffix] = laneMax.lanes;
+        domains["rg" + suffix] = laneMax.groups;
+        domains["rl" + suffix] = laneMax.lanesR;
       } else {
         update(max, sliceAt,
                Halide::max(call(max, sliceAt),
@@ -1665,28 +1690,24 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
   Halide::Type type = v.type;
   Expr m = batch.m, dv = batch.dv;
   int64_t splits = *Halide::Internal::as_const_int(m) / split;
-  Var i("i"), e("e"), c("c"), jj("jj"), lane("lane"), x("x");
+  Var i("i"), e("e"), c("c"), jj("jj"), x("x");
   auto visible = [&](Expr row, Expr col) -> Expr {
     return spec.causal ? col <= row : Halide::Internal::const_true();
   };
 
-  Func lanes(name + "_splitlanes"), splitMax(name + "_splitmax");
-  RDom rg(0, static_cast<int>(split / kMaxLanes), name + "_rg");
-  Expr laneKey = c * static_cast<int>(split) + rg * kMaxLanes + lane;
-  Expr laneEntry = call(scores, batch.index({i, laneKey}));
-  Index laneAt = batch.index({c, i, lane});
-  define(lanes, batch.vars({c, i, lane}), lowest(type));
-  update(lanes, laneAt,
-         Halide::max(call(lanes, laneAt),
-                     Halide::select(visible(i, laneKey) &&
-                                        !maskHides(batch, spec, i, laneKey),
-                                    laneEntry, lowest(type))));
-  RDom rl(0, kMaxLanes, name + "_rl");
+  // The split's max, in two stages (defineLaneMax); split is a multiple
+  // of kMaxLanes, so every lane's keys are in the split.
+  Func splitMax(name + "_splitmax");
   Index maxAt = batch.index({c, i});
   define(splitMax, batch.vars({c, i}), lowest(type));
-  update(splitMax, maxAt,
-         Halide::max(call(splitMax, maxAt),
-                     call(lanes, batch.index({c, i, rl}))));
+  LaneMax laneMax = defineLaneMax(
+      splitMax, batch.vars({c, i}), maxAt, c * static_cast<int>(split),
+      static_cast<int>(split),
+      [&](Expr key) { return call(scores, batch.index({i, key})); },
+      [&](Expr key) {
+        return visible(i, key) && !maskHides(batch, spec, i, key);
+      },
+      {name + "_splitlanes", name + "_rg", name + "_rl"}, type);
 
   Func num(name + "_num"), den(name + "_den"), acc(name + "_acc");
   Expr key = c * static_cast<int>(split) + jj;
@@ -1743,7 +1764,7 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
          call(merged, batch.index({i, e})) /
              Halide::select(total == 0, constant(type, 1.0), total));
 
-  stages["splitlanes"] = lanes;
+  stages["splitlanes"] = laneMax.lanes;
   stages["splitmax"] = splitMax;
   stages["num"] = num;
   stages["den"] = den;
@@ -1753,8 +1774,8 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
   stages["weight"] = weight;
   stages["rowden"] = rowDen;
   stages["merged"] = merged;
-  domains["rg"] = rg;
-  domains["rl"] = rl;
+  domains["rg"] = laneMax.groups;
+  domains["rl"] = laneMax.lanesR;
   domains["den"] = rs;
   domains["acc"] = rj;
   domains["merge"] = rc;
