@@ -1601,10 +1601,10 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
       define(num, batch.vars({i, j}),
              Halide::select(visible(i, j), cur, constant(type, 0.0)));
       if (kind == NormKind::sum) {
+        // Sums num (not the step's input) so that a num computed per row
+        // block (EANet's last step) is read from that block's buffer.
         define(den, sliceVars, constant(type, eps));
-        update(den, sliceAt,
-               call(den, sliceAt) +
-                   Halide::select(visibleR, curR, constant(type, 0.0)));
+        update(den, sliceAt, call(den, sliceAt) + call(num, rAt));
         divisor = call(den, sliceAt);
         stages["den" + suffix] = den;
       } else { // count divides by the full axis length

@@ -262,6 +262,7 @@ void mlir::attn::codegen::scheduleMaterializedAttention(
       lastStep = t;
   bool fuseLast =
       lastStep >= 0 && op.info.at("overKeys" + std::to_string(lastStep));
+  SplitChoice rowBlock = chooseSplit(n, p.materializedBlock);
   for (int64_t t = 0; t < steps; ++t) {
     std::string suffix = std::to_string(t);
     auto num = op.stages.find("num" + suffix);
@@ -269,10 +270,21 @@ void mlir::attn::codegen::scheduleMaterializedAttention(
       continue; // a `none` step
     if (fuseLast && t == lastStep)
       continue; // per row block, below
-    std::vector<Var> args = num->second.args(); // j, i, b...
-    num->second.compute_root()
-        .vectorize(args[0], vector, TailStrategy::GuardWithIf)
-        .parallel(args[1]);
+    // The step feeding the fused last one (EANet's softmax over positions)
+    // stays inline: its statistics' passes and each row block recompute
+    // its exp, instead of an n x m pass writing it and the blocks reading
+    // it back.
+    bool feedsFusedLast = fuseLast && lastStep != t;
+    for (int64_t later = t + 1; feedsFusedLast && later < lastStep; ++later)
+      feedsFusedLast = !op.stages.count("num" + std::to_string(later));
+    if (!feedsFusedLast) {
+      std::vector<Var> args = num->second.args(); // j, i, b...
+      Var blocks(num->second.name() + "_blocks"), rows("rows");
+      num->second.compute_root()
+          .vectorize(args[0], vector, TailStrategy::GuardWithIf)
+          .split(args[1], blocks, rows, rowBlock.factor, rowBlock.tail);
+      parallelOuter(num->second, blocks, 2);
+    }
     bool overKeys = op.info.at("overKeys" + suffix);
     for (const char *kind : {"max", "den"}) {
       auto stat = op.stages.find(kind + suffix);

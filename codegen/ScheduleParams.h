@@ -62,6 +62,10 @@ struct AttentionParams {
 /// contextRows features x dv of the context.
 struct EfficientParams {
   int contextRows = 4;
+  /// Positions per block of a chunk: each register tile runs over one
+  /// block, whose rows of V stay in L1 for all the tiles (a divisor of
+  /// ReductionParams::chunk; otherwise the whole chunk is one block).
+  int positionBlock = 16;
 };
 
 /// Elementwise ops (scale, feature_map, add, causal_mask, reshapes): inlined

@@ -81,15 +81,21 @@ void mlir::attn::codegen::scheduleScan(OpStages &op,
 /// context(e, d) = sum over positions j of kweight(j, d) V(j, e): chunks
 /// of `chunk` positions reduce in parallel (rfactor) into partials. Each
 /// task computes the softmax weights of its chunk of K itself (the m x dk
-/// weights are never written to memory), then its partial in register
-/// tiles of contextRows features x dv. The partial is computed per tile of
-/// a wrapper (`partial.in()`), so each tile is a small constant-size buffer
-/// that LLVM keeps in registers over the whole chunk (a root buffer would
-/// be loaded and stored at every position). `ksumPartial` (the chunk
-/// partials of the softmax denominators, if any) is fused into the same
-/// task with compute_with: it reads the chunk's weights the context
-/// already computed, so exp runs once per element of K instead of twice and
-/// K is read twice (kmax, this pass) instead of three times.
+/// weights are never written to memory), then its partial (`partial`, per
+/// task, in L1) block by block of `positionBlock` positions: per block, in
+/// register tiles of contextRows features x dv (`blockTile`, a second
+/// rfactor), each tile added into the partial. A register tile covers
+/// every position of its block, so the rows of V a block reads stay in L1
+/// for all dk / contextRows tiles; and V streams in from memory while the
+/// tiles compute, block by block, instead of in one burst per chunk (when
+/// each tile ran over the whole chunk, the first tile waited on memory and
+/// the others on nothing). The tiles are small constant-size buffers that
+/// LLVM keeps in registers (a root buffer would be loaded and stored at
+/// every position). `ksumPartial` (the chunk partials of the softmax
+/// denominators, if any) is fused into the same task with compute_with: it
+/// reads the chunk's weights the context already computed, so exp runs
+/// once per element of K instead of twice and K is read twice (kmax, this
+/// pass) instead of three times.
 ChunkedProduct mlir::attn::codegen::scheduleChunkedProduct(
     Func product, const Halide::RDom &rj, const Halide::Expr &cols,
     const Halide::Expr &rows, int vector, const ScheduleContext &ctx) {
@@ -101,35 +107,45 @@ ChunkedProduct mlir::attn::codegen::scheduleChunkedProduct(
   if (!colSplit.isStatic || !rowSplit.isStatic || !positions ||
       *positions < 2 * chunk)
     return {};
+  // Blocks tile the chunk exactly (a partial block would need guards).
+  int block = std::max(1, ctx.params.efficient.positionBlock);
+  if (block > chunk || chunk % block != 0)
+    block = chunk;
   product.compute_root();
   std::vector<Var> args = product.args(); // e, d, b...
   Var e = args[0], d = args[1];
   Halide::RVar chunkOuter("chunk_outer"), chunkInner("chunk_inner");
-  Var u(product.name() + "_chunk");
+  Halide::RVar blockOuter("block_outer"), blockInner("block_inner");
+  Var u(product.name() + "_chunk"), w(product.name() + "_block");
   Func partial =
       product.update()
           .split(rj.x, chunkOuter, chunkInner, chunk, TailStrategy::GuardWithIf)
           .rfactor(chunkOuter, u);
+  Func blockTile = partial.update()
+                       .split(chunkInner, blockOuter, blockInner, block)
+                       .rfactor(blockOuter, w);
   Func tiles = partial.in();
-  // A width that divides the columns: the partial's vector loops have no
-  // tail, and must not read past the last column of V.
+  // A width that divides the columns: the vector loops have no tail, and
+  // must not read past the last column of V.
   int width = dividingWidth(
       static_cast<int>(*Halide::Internal::as_const_int(cols)), vector);
+  std::vector<Halide::VarOrRVar> tileOrder(args.begin(), args.end());
+  tileOrder.push_back(u);
+  tiles.compute_root().reorder(tileOrder).vectorize(e, width).parallel(u);
+  partial.compute_at(tiles, u).vectorize(e, width);
   Var dOuter("d_outer"), dInner("d_inner");
-  std::vector<Halide::VarOrRVar> order = {e, dInner, dOuter};
+  std::vector<Halide::VarOrRVar> order = {e, dInner, dOuter, blockOuter};
   for (size_t i = 2; i < args.size(); ++i)
     order.push_back(args[i]);
-  order.push_back(u);
-  tiles.compute_root()
+  partial.update()
       .split(d, dOuter, dInner, rowSplit.factor, TailStrategy::ShiftInwards)
       .reorder(order)
-      .vectorize(e, width)
-      .parallel(u);
+      .vectorize(e, width);
   Var eOuter("e_outer"), eLanes("e_lanes");
-  partial.compute_at(tiles, dOuter).vectorize(e, width).unroll(d);
-  partial.update()
+  blockTile.compute_at(partial, dOuter).vectorize(e, width).unroll(d);
+  blockTile.update()
       .split(e, eOuter, eLanes, width)
-      .reorder(eLanes, eOuter, d, chunkInner)
+      .reorder(eLanes, eOuter, d, blockInner)
       .vectorize(eLanes)
       .unroll(eOuter)
       .unroll(d);

@@ -68,6 +68,7 @@ ArrayRef<ScheduleKnob> mlir::attn::tuning::scheduleKnobs() {
       ATTN_KNOB(attention, materializedBlock, 1, 1 << 16, false, 16, 32, 64,
                 128),
       ATTN_KNOB(efficient, contextRows, 1, 64, false, 1, 2, 4, 8),
+      ATTN_KNOB(efficient, positionBlock, 1, 1 << 20, false, 8, 16, 32, 64),
       ATTN_KNOB(elementwise, vectorWidth, 0, 64, true, 0, 4, 8, 16),
       ATTN_KNOB(gpu, tileX, 1, 1024, false, 8, 16, 32),
       ATTN_KNOB(gpu, tileY, 1, 1024, false, 4, 8, 16),
