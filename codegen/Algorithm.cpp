@@ -704,7 +704,12 @@ LogicalResult KernelBuilder::lowerMatmul(Operation *operation) {
   define(acc, vars, constant(lhs.type, 0.0));
   update(acc, at, call(acc, at) + lhsAt * rhsAt);
   define(result, vars, call(acc, at));
-  bind(op, Family::Gemm, {result, batch.shape, lhs.type}, {{"acc", acc}},
+  std::map<std::string, Func> stages = {{"acc", acc}};
+  // An lhs computed by another op (e.g. a feature map) is inlined into its
+  // consumers; the schedule may compute it per block instead (scheduleGemm).
+  if (!isa<BlockArgument>(op.getLhs()))
+    stages["lhs"] = lhs.func;
+  bind(op, Family::Gemm, {result, batch.shape, lhs.type}, stages,
        {{"acc", k}});
   return success();
 }

@@ -154,7 +154,7 @@ Func mlir::attn::codegen::schedulePositionReduction(
 void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
                                          const ScheduleParams &params,
                                          const Halide::Target &target) {
-  ScheduleContext ctx{target, params, {}};
+  ScheduleContext ctx{target, params, {}, {}};
   for (const TensorFunc &output : algorithm.outputs)
     ctx.outputs.insert(output.func.name());
   if (target.has_gpu_feature()) {

@@ -21,6 +21,9 @@ struct ScheduleContext {
   Halide::Target target;
   ScheduleParams params;
   std::set<std::string> outputs; ///< names of the pipeline's output Funcs
+  /// Names of the op results left inline so far (elementwise ops that are
+  /// not outputs); ops are scheduled producers first.
+  std::set<std::string> inlined;
 
   bool isOutput(const Halide::Func &f) const {
     return outputs.count(f.name()) != 0;
@@ -61,12 +64,14 @@ Halide::Var scheduleTiledProduct(Halide::Func out, Halide::Func acc,
 /// parallel (rfactor) into partials, each in register tiles of
 /// EfficientParams::contextRows rows x cols. `product` is (col, row, b...)
 /// with an update over `rj`. Returns the per-chunk wrapper and its parallel
-/// chunk Var, where per-chunk inputs can be computed; an undefined `tiles`
+/// chunk Var, where per-chunk inputs can be computed, and the Func that now
+/// calls the operands (the register tile); an undefined `tiles`
 /// when the sizes are dynamic or there are fewer than two chunks (nothing
 /// is scheduled then).
 struct ChunkedProduct {
   Halide::Func tiles;
   Halide::Var u;
+  Halide::Func operandReader; ///< the Func that reads the operands
 };
 ChunkedProduct scheduleChunkedProduct(Halide::Func product,
                                       const Halide::RDom &rj,
@@ -100,7 +105,7 @@ void scheduleRowStatistic(Halide::Func stat, const Halide::RDom &r,
 Halide::Var parallelOuter(Halide::Func f, Halide::Var start, size_t first);
 
 // Per-family schedules (one file each).
-void scheduleElementwise(OpStages &op, const ScheduleContext &ctx);
+void scheduleElementwise(OpStages &op, ScheduleContext &ctx);
 void scheduleGather(OpStages &op, const ScheduleContext &ctx);
 void scheduleGemm(OpStages &op, const ScheduleContext &ctx);
 void scheduleNormalize(OpStages &op, const ScheduleContext &ctx);

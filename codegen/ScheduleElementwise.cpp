@@ -30,8 +30,10 @@ static void vectorizeAndParallelize(Func f, const TensorFunc &tensor,
   // Parallel tasks of about kTaskElements elements: one task per row of a
   // 65536 x 64 output spent more time in the thread pool than in the row.
   constexpr int64_t kTaskElements = 8192;
-  int64_t perIndex = 1; // elements per index of the outer dim (1 if dynamic)
-  for (size_t d = 0; d + 1 < tensor.shape.size(); ++d)
+  // Elements per index of the outer dim (MLIR dim 0): the product of the
+  // other dims (a dynamic one counts 1).
+  int64_t perIndex = 1;
+  for (size_t d = 1; d < tensor.shape.size(); ++d)
     if (auto extent = Halide::Internal::as_const_int(tensor.shape[d]))
       perIndex *= std::max<int64_t>(1, *extent);
   int block = static_cast<int>(
@@ -46,10 +48,12 @@ static void vectorizeAndParallelize(Func f, const TensorFunc &tensor,
 }
 
 void mlir::attn::codegen::scheduleElementwise(OpStages &op,
-                                              const ScheduleContext &ctx) {
+                                              ScheduleContext &ctx) {
   Func f = op.result.func;
-  if (!ctx.isOutput(f))
-    return; // inlined
+  if (!ctx.isOutput(f)) {
+    ctx.inlined.insert(f.name());
+    return;
+  }
   vectorizeAndParallelize(
       f, op.result,
       ctx.vectorWidth(ctx.params.elementwise.vectorWidth, op.result.type));

@@ -12,6 +12,24 @@
 
 using namespace mlir::attn::codegen;
 
+/// The lhs, when another op computes it and that op is inlined (an
+/// elementwise op such as elu + 1), is evaluated once per element a block
+/// or chunk reads, vectorized, in that block's task: inlined, it was a
+/// scalar computation per broadcast of the register tile (elu's exp once
+/// per element, in scalar code). Its blocks partition the lhs, so nothing
+/// is computed twice. (The rhs is read whole by every block, so it stays
+/// as it is.)
+static void computeLhsPerTask(OpStages &op, const ScheduleContext &ctx,
+                              Halide::Func consumer, Halide::LoopLevel task,
+                              int vector) {
+  auto lhs = op.stages.find("lhs");
+  if (lhs == op.stages.end() || !ctx.inlined.count(lhs->second.name()))
+    return;
+  Halide::Func perTask = lhs->second.in(consumer);
+  perTask.compute_at(task).vectorize(perTask.args()[0], vector,
+                                     Halide::TailStrategy::GuardWithIf);
+}
+
 void mlir::attn::codegen::scheduleGemm(OpStages &op,
                                        const ScheduleContext &ctx) {
   const GemmParams &p = ctx.params.gemm;
@@ -27,16 +45,19 @@ void mlir::attn::codegen::scheduleGemm(OpStages &op,
   // thread; its positions are split into chunks reduced in parallel.
   auto staticRows = Halide::Internal::as_const_int(rows);
   if (staticRows && *staticRows <= p.blockRows) {
-    if (scheduleChunkedProduct(op.stages.at("acc"), op.domains.at("acc"), cols,
-                               rows, vector, ctx)
-            .tiles.defined()) {
+    ChunkedProduct chunked = scheduleChunkedProduct(
+        op.stages.at("acc"), op.domains.at("acc"), cols, rows, vector, ctx);
+    if (chunked.tiles.defined()) {
+      computeLhsPerTask(op, ctx, chunked.operandReader,
+                        Halide::LoopLevel(chunked.tiles, chunked.u), vector);
       std::vector<Halide::Var> args = out.args();
       out.vectorize(args[0], vector, Halide::TailStrategy::GuardWithIf);
       return;
     }
   }
-  scheduleTiledProduct(out, op.stages.at("acc"), op.domains.at("acc"),
-                       op.result.shape[rank - 1], op.result.shape[rank - 2],
-                       ctx.vectorWidth(p.vectorWidth, op.result.type),
-                       p.tileVectors, p.tileRows, p.blockRows, ctx);
+  Halide::Var task = scheduleTiledProduct(
+      out, op.stages.at("acc"), op.domains.at("acc"), cols, rows, vector,
+      p.tileVectors, p.tileRows, p.blockRows, ctx);
+  computeLhsPerTask(op, ctx, op.stages.at("acc"), Halide::LoopLevel(out, task),
+                    vector);
 }

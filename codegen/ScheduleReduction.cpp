@@ -156,7 +156,7 @@ ChunkedProduct mlir::attn::codegen::scheduleChunkedProduct(
       .reorder(e, chunks, d)
       .vectorize(e, vector, TailStrategy::GuardWithIf)
       .parallel(d);
-  return {tiles, u};
+  return {tiles, u, blockTile};
 }
 
 static void scheduleContext(OpStages &op, const ScheduleContext &ctx,
