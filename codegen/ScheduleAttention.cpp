@@ -274,7 +274,7 @@ void mlir::attn::codegen::scheduleMaterializedAttention(
     // stays inline: its statistics' passes and each row block recompute
     // its exp, instead of an n x m pass writing it and the blocks reading
     // it back.
-    bool feedsFusedLast = fuseLast && lastStep != t;
+    bool feedsFusedLast = fuseLast;
     for (int64_t later = t + 1; feedsFusedLast && later < lastStep; ++later)
       feedsFusedLast = !op.stages.count("num" + std::to_string(later));
     if (!feedsFusedLast) {

@@ -151,9 +151,8 @@ ChunkedProduct mlir::attn::codegen::scheduleChunkedProduct(
       .unroll(d);
   // The merge of the chunks' partials, in parallel over rows (one thread
   // summing 256 partials of 8 KiB took 0.3 ms).
-  Halide::RVar chunks(chunkOuter.name());
   product.update()
-      .reorder(e, chunks, d)
+      .reorder(e, chunkOuter, d)
       .vectorize(e, vector, TailStrategy::GuardWithIf)
       .parallel(d);
   return {tiles, u, blockTile};
