@@ -107,15 +107,19 @@ void mlir::attn::codegen::scheduleRowStatistic(Func stat, const Halide::RDom &r,
   storage.insert(storage.end(), args.begin(), args.end());
   partial.compute_at(out, at).reorder_storage(storage).vectorize(lane);
   partial.update().reorder(lane, args[0], keysOuter).vectorize(lane);
+  // The lanes merge in one horizontal add per row (a serial chain of
+  // `vector` scalar adds per row cost more than the row's exps when rows
+  // are short).
+  stat.update().atomic().vectorize(lanesR);
 }
 
 Func mlir::attn::codegen::schedulePositionReduction(
-    Func f, const Halide::RDom &r, const ScheduleContext &ctx) {
+    Func f, const Halide::RDom &r, const ScheduleContext &ctx, int chunk) {
   f.compute_root();
   std::vector<Var> args = f.args();
   Var inner = args[0];
   int vector = ctx.vectorWidth(ctx.params.reduction.vectorWidth, f.type());
-  int chunk = std::max(1, ctx.params.reduction.chunk);
+  chunk = std::max(1, chunk ? chunk : ctx.params.reduction.chunk);
   auto extent = Halide::Internal::as_const_int(r.x.extent());
   bool split = !extent || *extent >= 2 * chunk;
   f.vectorize(inner, vector, TailStrategy::GuardWithIf);

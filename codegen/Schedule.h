@@ -60,9 +60,10 @@ Halide::Var scheduleTiledProduct(Halide::Func out, Halide::Func acc,
                                  const ScheduleContext &ctx);
 
 /// A small product (rows x cols, e.g. dk x dv) reduced over many positions
-/// `rj` (K^T V): chunks of ReductionParams::chunk positions reduce in
+/// `rj` (K^T V): chunks of ChunkedProductParams::chunk positions reduce in
 /// parallel (rfactor) into partials, each in register tiles of
-/// EfficientParams::contextRows rows x cols. `product` is (col, row, b...)
+/// ChunkedProductParams::tileRows rows x cols over blocks of positionBlock
+/// positions. `product` is (col, row, b...)
 /// with an update over `rj`. Returns the per-chunk wrapper and its parallel
 /// chunk Var, where per-chunk inputs can be computed, and the Func that now
 /// calls the operands (the register tile); an undefined `tiles`
@@ -83,15 +84,18 @@ ChunkedProduct scheduleChunkedProduct(Halide::Func product,
 /// split into chunks reduced in parallel with rfactor when the extent is
 /// large enough, vectorized over the pure var `inner` (dim 0 of f).
 /// Returns the rfactor intermediate, or an undefined Func without a split.
+/// `chunk` positions per chunk; 0: ReductionParams::chunk.
 Halide::Func schedulePositionReduction(Halide::Func f, const Halide::RDom &r,
-                                       const ScheduleContext &ctx);
+                                       const ScheduleContext &ctx,
+                                       int chunk = 0);
 
 /// A per-row statistic `stat`(i, b...) reduced over `r` (the row's
 /// entries), computed at `out`'s loop `at`. When the extent is a static
 /// multiple of `vector`, the entries split by `vector` and the row loop runs
 /// inside that split, so rows reduce as independent instruction streams
 /// instead of one serial dependency chain each. A sum rfactors the lanes
-/// into a vector-wide partial sum (one vector add per `vector` entries). A
+/// into a vector-wide partial sum (one vector add per `vector` entries),
+/// then one horizontal add per row. A
 /// max cannot use rfactor: its intermediate would start at -inf, which the
 /// no-infs fast-math flags make undefined, so each vector reduces
 /// horizontally (atomic vectorize).

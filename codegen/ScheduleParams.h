@@ -23,8 +23,8 @@ struct GemmParams {
   int blockRows = 32;  ///< rows per parallel task
 };
 
-/// Reductions over positions (K^T V, column softmax statistics, the
-/// statistics of attn.normalize): split the reduction into chunks of
+/// Reductions over positions (column softmax statistics, the statistics of
+/// attn.normalize; K^T V products: ChunkedProductParams): split the reduction into chunks of
 /// `chunk` positions with rfactor and reduce the chunks in parallel.
 struct ReductionParams {
   int vectorWidth = 0;
@@ -57,15 +57,18 @@ struct AttentionParams {
   int materializedBlock = 64;
 };
 
-/// attn.efficient: K^T V is reduced in chunks of ReductionParams::chunk
-/// positions per parallel task; each task keeps a register tile of
-/// contextRows features x dv of the context.
-struct EfficientParams {
-  int contextRows = 4;
+/// Chunked products: a product reduced over many positions into few rows,
+/// like K^T V (attn.efficient's context, and an attn.matmul with at most
+/// GemmParams::blockRows rows). Chunks of `chunk` positions reduce in
+/// parallel tasks; each task runs register tiles of tileRows rows over
+/// blocks of positionBlock positions of its chunk.
+struct ChunkedProductParams {
+  int chunk = 1024;
   /// Positions per block of a chunk: each register tile runs over one
   /// block, whose rows of V stay in L1 for all the tiles (a divisor of
-  /// ReductionParams::chunk; otherwise the whole chunk is one block).
-  int positionBlock = 16;
+  /// chunk; otherwise the whole chunk is one block).
+  int positionBlock = 64;
+  int tileRows = 4; ///< register tile height, in rows of the product
 };
 
 /// Elementwise ops (scale, feature_map, add, causal_mask, reshapes): inlined
@@ -108,7 +111,7 @@ struct ScheduleParams {
   GemmParams gemm;
   ReductionParams reduction;
   AttentionParams attention;
-  EfficientParams efficient;
+  ChunkedProductParams chunkedProduct;
   ElementwiseParams elementwise;
   DeformableParams deformable;
   GpuParams gpu;

@@ -101,14 +101,14 @@ ChunkedProduct mlir::attn::codegen::scheduleChunkedProduct(
     const Halide::Expr &rows, int vector, const ScheduleContext &ctx) {
   SplitChoice colSplit = chooseSplit(cols, vector);
   SplitChoice rowSplit =
-      chooseSplit(rows, std::max(1, ctx.params.efficient.contextRows));
+      chooseSplit(rows, std::max(1, ctx.params.chunkedProduct.tileRows));
   auto positions = Halide::Internal::as_const_int(rj.x.extent());
-  int chunk = std::max(1, ctx.params.reduction.chunk);
+  int chunk = std::max(1, ctx.params.chunkedProduct.chunk);
   if (!colSplit.isStatic || !rowSplit.isStatic || !positions ||
       *positions < 2 * chunk)
     return {};
   // Blocks tile the chunk exactly (a partial block would need guards).
-  int block = std::max(1, ctx.params.efficient.positionBlock);
+  int block = std::max(1, ctx.params.chunkedProduct.positionBlock);
   if (block > chunk || chunk % block != 0)
     block = chunk;
   product.compute_root();
@@ -230,8 +230,10 @@ void mlir::attn::codegen::scheduleEfficient(OpStages &op,
     // the denominators are reduced together with the context
     // (scheduleContext).
     schedulePositionReduction(op.stages.at("kmax"), op.domains.at("kmax"), ctx);
-    ksumPartial = schedulePositionReduction(op.stages.at("ksum"),
-                                            op.domains.at("kmax"), ctx);
+    // In the context's chunks (scheduleContext fuses the two).
+    ksumPartial =
+        schedulePositionReduction(op.stages.at("ksum"), op.domains.at("kmax"),
+                                  ctx, ctx.params.chunkedProduct.chunk);
     Func norm = op.stages.at("context_norm");
     std::vector<Var> nArgs = norm.args();
     norm.compute_root().vectorize(nArgs[0], vector, TailStrategy::GuardWithIf);

@@ -58,11 +58,11 @@ mlir::attn::tuning::relevantKnobGroups(func::FuncOp kernel, bool gpu) {
   kernel.walk([&](Operation *op) {
     StringRef name = op->getName().getStringRef();
     if (name == "attn.matmul") {
-      groups.insert("gemm");
+      groups.insert({"gemm", "chunkedProduct"});
     } else if (name == "attn.dot_product" || name == "attn.external") {
       groups.insert({"attention", "reduction"});
     } else if (name == "attn.efficient") {
-      groups.insert({"efficient", "reduction", "gemm"});
+      groups.insert({"chunkedProduct", "reduction", "gemm"});
     } else if (name == "attn.normalize" || name == "attn.prefix_sum" ||
                name == "attn.reduce_sum") {
       groups.insert("reduction");
