@@ -1818,9 +1818,15 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
     Func kmax(name + "_kmax"), kexp(name + "_kexp"), ksum(name + "_ksum");
     RDom rdq(0, dk, name + "_rdq");
     define(qmax, batch.vars({i}), lowest(type));
-    update(
-        qmax, batch.index({i}),
-        Halide::max(call(qmax, batch.index({i})), batch.operand(q, {i, rdq})));
+    // Two stages (defineLaneMax): one horizontal max per row, not one per
+    // vector of the row.
+    LaneMax qmaxLanes = defineLaneMax(
+        qmax, batch.vars({i}), batch.index({i}), 0, dk,
+        [&](Expr key) {
+          return batch.operand(q, {i, Halide::min(key, dk - 1)});
+        },
+        [&](Expr key) { return key < dk; },
+        {name + "_qmaxlanes", name + "_rqg", name + "_rql"}, type);
     define(qexp, batch.vars({i, d}),
            softmaxExp(batch.operand(q, {i, d}) - call(qmax, batch.index({i}))));
     define(qsum, batch.vars({i}), zero);
@@ -1840,9 +1846,13 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
     update(context, batch.index({d, e}),
            call(context, batch.index({d, e})) +
                call(kexp, batch.index({rj, d})) * batch.operand(v, {rj, e}));
-    stages = {{"qmax", qmax}, {"qexp", qexp}, {"qsum", qsum},
-              {"kmax", kmax}, {"kexp", kexp}, {"ksum", ksum}};
-    domains = {{"qmax", rdq}, {"kmax", rjk}};
+    stages = {{"qmax", qmax},          {"qmaxlanes", qmaxLanes.lanes},
+              {"qexp", qexp},          {"qsum", qsum},
+              {"kmax", kmax},          {"kexp", kexp},
+              {"ksum", ksum}};
+    domains = {{"qmaxlanes", qmaxLanes.lanesR},
+               {"qsum", rdq},
+               {"kmax", rjk}};
     queryWeight = call(qexp, batch.index({i, rd}));
     Func contextNorm(name + "_context_norm");
     define(contextNorm, batch.vars({d, e}),

@@ -84,22 +84,14 @@ Var mlir::attn::codegen::scheduleTiledProduct(
 }
 
 void mlir::attn::codegen::scheduleRowStatistic(Func stat, const Halide::RDom &r,
-                                               Func out, Var at, int vector,
-                                               bool isMax) {
+                                               Func out, Var at,
+                                               int vector) {
   stat.compute_at(out, at);
   auto extent = Halide::Internal::as_const_int(r.x.extent());
   if (!extent || *extent % vector != 0 || *extent < 2 * vector)
     return; // short or dynamic rows: a scalar loop
   Halide::RVar keysOuter("keys_outer"), lanesR("lanes");
   std::vector<Var> args = stat.args(); // i, b...
-  if (isMax) {
-    stat.update()
-        .split(r.x, keysOuter, lanesR, vector)
-        .reorder(lanesR, args[0], keysOuter)
-        .atomic()
-        .vectorize(lanesR);
-    return;
-  }
   Var lane(stat.name() + "_lane");
   Func partial =
       stat.update().split(r.x, keysOuter, lanesR, vector).rfactor(lanesR, lane);
@@ -111,6 +103,13 @@ void mlir::attn::codegen::scheduleRowStatistic(Func stat, const Halide::RDom &r,
   // `vector` scalar adds per row cost more than the row's exps when rows
   // are short).
   stat.update().atomic().vectorize(lanesR);
+}
+
+void mlir::attn::codegen::scheduleLaneMaxima(Func lanes, Func out, Var task,
+                                             int vector) {
+  std::vector<Var> args = lanes.args(); // lane, i, b...
+  lanes.compute_at(out, task).vectorize(args[0], vector);
+  lanes.update().reorder(args[0], args[1]).vectorize(args[0], vector);
 }
 
 Func mlir::attn::codegen::schedulePositionReduction(

@@ -89,19 +89,24 @@ Halide::Func schedulePositionReduction(Halide::Func f, const Halide::RDom &r,
                                        const ScheduleContext &ctx,
                                        int chunk = 0);
 
-/// A per-row statistic `stat`(i, b...) reduced over `r` (the row's
-/// entries), computed at `out`'s loop `at`. When the extent is a static
-/// multiple of `vector`, the entries split by `vector` and the row loop runs
-/// inside that split, so rows reduce as independent instruction streams
-/// instead of one serial dependency chain each. A sum rfactors the lanes
-/// into a vector-wide partial sum (one vector add per `vector` entries),
-/// then one horizontal add per row. A
-/// max cannot use rfactor: its intermediate would start at -inf, which the
-/// no-infs fast-math flags make undefined, so each vector reduces
-/// horizontally (atomic vectorize).
+/// A per-row sum `stat`(i, b...) reduced over `r` (the row's entries),
+/// computed at `out`'s loop `at`. When the extent is a static multiple of
+/// `vector`, the entries split by `vector` and the row loop runs inside that
+/// split, so rows reduce as independent instruction streams instead of one
+/// serial dependency chain each: the lanes rfactor into a vector-wide
+/// partial sum (one vector add per `vector` entries), then one horizontal
+/// add per row. (A max cannot use rfactor: its intermediate would start at
+/// -inf, which the no-infs fast-math flags make undefined; maxima take two
+/// stages in the algorithm instead, see scheduleLaneMaxima.)
 void scheduleRowStatistic(Halide::Func stat, const Halide::RDom &r,
-                          Halide::Func out, Halide::Var at, int vector,
-                          bool isMax);
+                          Halide::Func out, Halide::Var at, int vector);
+
+/// The first stage of a row maximum, lanes(lane, i, b...) (the algorithm's
+/// defineLaneMax), at `out`'s `task`: the rows of the block are the inner
+/// loop, so each key group updates independent per-row vectors (no
+/// dependency chain per row).
+void scheduleLaneMaxima(Halide::Func lanes, Halide::Func out, Halide::Var task,
+                        int vector);
 
 /// Fuses `start` with the pure vars of `f` from index `first` on (the
 /// outer dims, which must be the loops just outside `start`) and

@@ -42,15 +42,6 @@ static void scheduleOperands(OpStages &op, int vector) {
   }
 }
 
-/// The first stage of a row maximum, lanes(lane, i, b...), at `out`'s
-/// `task`: the rows of the block are the inner loop, so each key group
-/// updates independent per-row vectors (no dependency chain per row).
-static void scheduleLaneMaxima(Func lanes, Func out, Var task, int vector) {
-  std::vector<Var> args = lanes.args(); // lane, i, b...
-  lanes.compute_at(out, task).vectorize(args[0], vector);
-  lanes.update().reorder(args[0], args[1]).vectorize(args[0], vector);
-}
-
 /// f(e, i, b...), an update over `r` into rows of output columns, at `at`:
 /// with `tiled`, a register tile (all of f's rows and columns unrolled, in
 /// vectors of `width`, the r loop outside them); else one row, vectorized
@@ -175,7 +166,7 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
     num.compute_at(blockLevel).vectorize(num.args()[0], vector,
                                          TailStrategy::GuardWithIf);
     scheduleRowStatistic(op.stages.at("den"), op.domains.at("den"), splits,
-                         splitVar, vector, /*isMax=*/false);
+                         splitVar, vector);
   } else {
     for (auto &[role, f] : stepStages(op)) {
       if (role.rfind("num", 0) == 0) {
@@ -187,7 +178,7 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
         f.compute_at(out, task); // the max of one row's lanes
       } else {
         scheduleRowStatistic(f, op.domains.at("r" + role.substr(3)), out, task,
-                             vector, /*isMax=*/false);
+                             vector);
       }
     }
   }
@@ -330,5 +321,5 @@ void mlir::attn::codegen::scheduleMaterializedAttention(
   auto den = op.stages.find("den" + suffix);
   if (den != op.stages.end())
     scheduleRowStatistic(den->second, op.domains.at("r" + suffix), out, task,
-                         vector, /*isMax=*/false);
+                         vector);
 }

@@ -20,7 +20,7 @@ struct GemmParams {
   int vectorWidth = 0;
   int tileVectors = 4; ///< register tile width, in vectors
   int tileRows = 4;    ///< register tile height, in rows
-  int blockRows = 32;  ///< rows per parallel task
+  int blockRows = 64;  ///< rows per parallel task
 };
 
 /// Reductions over positions (column softmax statistics, the statistics of

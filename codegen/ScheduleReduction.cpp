@@ -219,10 +219,14 @@ void mlir::attn::codegen::scheduleEfficient(OpStages &op,
     Func qexp = op.stages.at("qexp");
     qexp.compute_at(out, task).vectorize(qexp.args()[0], vector,
                                          TailStrategy::GuardWithIf);
-    scheduleRowStatistic(op.stages.at("qmax"), op.domains.at("qmax"), out, task,
-                         vector, /*isMax=*/true);
-    scheduleRowStatistic(op.stages.at("qsum"), op.domains.at("qmax"), out, task,
-                         vector, /*isMax=*/false);
+    // The row max in two stages (Algorithm.cpp, defineLaneMax): vertical
+    // maxima of the row's vectors, then one horizontal max per row.
+    scheduleLaneMaxima(op.stages.at("qmaxlanes"), out, task, vector);
+    op.stages.at("qmax").compute_at(out, task);
+    op.stages.at("qmax").update().atomic().vectorize(
+        op.domains.at("qmaxlanes").x);
+    scheduleRowStatistic(op.stages.at("qsum"), op.domains.at("qsum"), out, task,
+                         vector);
     Func qinv = op.stages.at("qinv");
     qinv.compute_at(out, task).vectorize(qinv.args()[0], vector,
                                          TailStrategy::GuardWithIf);
