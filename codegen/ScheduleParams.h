@@ -24,8 +24,9 @@ struct GemmParams {
 };
 
 /// Reductions over positions (column softmax statistics, the statistics of
-/// attn.normalize; K^T V products: ChunkedProductParams): split the reduction into chunks of
-/// `chunk` positions with rfactor and reduce the chunks in parallel.
+/// attn.normalize; K^T V products: ChunkedProductParams): split the
+/// reduction into chunks of `chunk` positions with rfactor and reduce the
+/// chunks in parallel.
 struct ReductionParams {
   int vectorWidth = 0;
   int chunk = 256;
