@@ -83,10 +83,10 @@ void mlir::attn::codegen::scheduleScan(OpStages &op,
 /// task computes the softmax weights of its chunk of K itself (the m x dk
 /// weights are never written to memory), then its partial (`partial`, per
 /// task, in L1) block by block of `positionBlock` positions: per block, in
-/// register tiles of contextRows features x dv (`blockTile`, a second
+/// register tiles of tileRows features x dv (`blockTile`, a second
 /// rfactor), each tile added into the partial. A register tile covers
 /// every position of its block, so the rows of V a block reads stay in L1
-/// for all dk / contextRows tiles; and V streams in from memory while the
+/// for all dk / tileRows tiles; and V streams in from memory while the
 /// tiles compute, block by block, instead of in one burst per chunk (when
 /// each tile ran over the whole chunk, the first tile waited on memory and
 /// the others on nothing). The tiles are small constant-size buffers that
