@@ -105,11 +105,17 @@ void mlir::attn::codegen::scheduleRowStatistic(Func stat, const Halide::RDom &r,
   stat.update().atomic().vectorize(lanesR);
 }
 
-void mlir::attn::codegen::scheduleLaneMaxima(Func lanes, Func out, Var task,
-                                             int vector) {
+void mlir::attn::codegen::scheduleRowMax(Func lanes, Func max,
+                                         const Halide::RDom &lanesR,
+                                         const Halide::LoopLevel &at,
+                                         int vector) {
   std::vector<Var> args = lanes.args(); // lane, i, b...
-  lanes.compute_at(out, task).vectorize(args[0], vector);
+  lanes.compute_at(at).vectorize(args[0], vector);
   lanes.update().reorder(args[0], args[1]).vectorize(args[0], vector);
+  // A serial chain of kMaxLanes scalar maxima per row would cost more than
+  // one horizontal vector max.
+  max.compute_at(at);
+  max.update().atomic().vectorize(lanesR.x);
 }
 
 Func mlir::attn::codegen::schedulePositionReduction(

@@ -97,16 +97,18 @@ Halide::Func schedulePositionReduction(Halide::Func f, const Halide::RDom &r,
 /// partial sum (one vector add per `vector` entries), then one horizontal
 /// add per row. (A max cannot use rfactor: its intermediate would start at
 /// -inf, which the no-infs fast-math flags make undefined; maxima take two
-/// stages in the algorithm instead, see scheduleLaneMaxima.)
+/// stages in the algorithm instead, see scheduleRowMax.)
 void scheduleRowStatistic(Halide::Func stat, const Halide::RDom &r,
                           Halide::Func out, Halide::Var at, int vector);
 
-/// The first stage of a row maximum, lanes(lane, i, b...) (the algorithm's
-/// defineLaneMax), at `out`'s `task`: the rows of the block are the inner
-/// loop, so each key group updates independent per-row vectors (no
-/// dependency chain per row).
-void scheduleLaneMaxima(Halide::Func lanes, Halide::Func out, Halide::Var task,
-                        int vector);
+/// A row maximum in the algorithm's two stages (defineLaneMax), both at
+/// `at`. The lane maxima lanes(lane, i, b...) have the rows of the block as
+/// their inner loop, so each key group updates independent per-row vectors
+/// (no dependency chain per row); then `max` takes one horizontal max per
+/// row over `lanesR`, the lanes domain.
+void scheduleRowMax(Halide::Func lanes, Halide::Func max,
+                    const Halide::RDom &lanesR, const Halide::LoopLevel &at,
+                    int vector);
 
 /// Fuses `start` with the pure vars of `f` from index `first` on (the
 /// outer dims, which must be the loops just outside `start`) and

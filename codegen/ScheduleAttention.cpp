@@ -160,8 +160,8 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
 
   // Statistics and weights of the block's rows.
   if (keySplit) {
-    scheduleLaneMaxima(op.stages.at("splitlanes"), splits, splitVar, vector);
-    op.stages.at("splitmax").compute_at(blockLevel);
+    scheduleRowMax(op.stages.at("splitlanes"), op.stages.at("splitmax"),
+                   op.domains.at("rl"), blockLevel, vector);
     Func num = op.stages.at("num");
     num.compute_at(blockLevel).vectorize(num.args()[0], vector,
                                          TailStrategy::GuardWithIf);
@@ -173,9 +173,13 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
         f.compute_at(out, task).vectorize(f.args()[0], vector,
                                           TailStrategy::GuardWithIf);
       } else if (role.rfind("maxlanes", 0) == 0) {
-        scheduleLaneMaxima(f, out, task, vector);
+        std::string suffix = role.substr(8);
+        scheduleRowMax(f, op.stages.at("max" + suffix),
+                       op.domains.at("rl" + suffix),
+                       Halide::LoopLevel(out, task), vector);
       } else if (role.rfind("max", 0) == 0) {
-        f.compute_at(out, task); // the max of one row's lanes
+        if (!op.stages.count("maxlanes" + role.substr(3)))
+          f.compute_at(out, task);
       } else {
         scheduleRowStatistic(f, op.domains.at("r" + role.substr(3)), out, task,
                              vector);
@@ -314,10 +318,11 @@ void mlir::attn::codegen::scheduleMaterializedAttention(
   // A softmax's max is two stages (lane maxima, then their max).
   auto lanes = op.stages.find("maxlanes" + suffix);
   if (lanes != op.stages.end())
-    scheduleLaneMaxima(lanes->second, out, task, vector);
-  auto max = op.stages.find("max" + suffix);
-  if (max != op.stages.end())
-    max->second.compute_at(out, task);
+    scheduleRowMax(lanes->second, op.stages.at("max" + suffix),
+                   op.domains.at("rl" + suffix), Halide::LoopLevel(out, task),
+                   vector);
+  else if (op.stages.count("max" + suffix))
+    op.stages.at("max" + suffix).compute_at(out, task);
   auto den = op.stages.find("den" + suffix);
   if (den != op.stages.end())
     scheduleRowStatistic(den->second, op.domains.at("r" + suffix), out, task,

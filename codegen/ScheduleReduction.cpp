@@ -221,10 +221,9 @@ void mlir::attn::codegen::scheduleEfficient(OpStages &op,
                                          TailStrategy::GuardWithIf);
     // The row max in two stages (Algorithm.cpp, defineLaneMax): vertical
     // maxima of the row's vectors, then one horizontal max per row.
-    scheduleLaneMaxima(op.stages.at("qmaxlanes"), out, task, vector);
-    op.stages.at("qmax").compute_at(out, task);
-    op.stages.at("qmax").update().atomic().vectorize(
-        op.domains.at("qmaxlanes").x);
+    scheduleRowMax(op.stages.at("qmaxlanes"), op.stages.at("qmax"),
+                   op.domains.at("qmaxlanes"), Halide::LoopLevel(out, task),
+                   vector);
     scheduleRowStatistic(op.stages.at("qsum"), op.domains.at("qsum"), out, task,
                          vector);
     Func qinv = op.stages.at("qinv");
