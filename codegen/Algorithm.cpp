@@ -704,13 +704,13 @@ LogicalResult KernelBuilder::lowerMatmul(Operation *operation) {
   define(acc, vars, constant(lhs.type, 0.0));
   update(acc, at, call(acc, at) + lhsAt * rhsAt);
   define(result, vars, call(acc, at));
-  std::map<std::string, Func> stages = {{"acc", acc}};
+  std::map<std::string, Func> stages = {{"acc", acc}, {"rhs", rhs.func}};
   // An lhs computed by another op (e.g. a feature map) is inlined into its
   // consumers; the schedule may compute it per block instead (scheduleGemm).
   if (!isa<BlockArgument>(op.getLhs()))
     stages["lhs"] = lhs.func;
   bind(op, Family::Gemm, {result, batch.shape, lhs.type}, stages,
-       {{"acc", k}});
+       {{"acc", k}}, {{"transposeRhs", op.getTransposeRhs() ? 1 : 0}});
   return success();
 }
 

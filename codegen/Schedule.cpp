@@ -44,7 +44,7 @@ Var mlir::attn::codegen::parallelOuter(Func f, Var start, size_t first) {
 Var mlir::attn::codegen::scheduleTiledProduct(
     Func out, Func acc, const Halide::RDom &k, const Expr &cols,
     const Expr &rows, int vector, int tileVectors, int tileRows, int blockRows,
-    const ScheduleContext &ctx) {
+    const ScheduleContext &ctx, Func rhsPanel) {
   std::vector<Var> args = out.args();
   Var x = args[0], y = args[1];
   std::vector<Var> accArgs = acc.args();
@@ -60,12 +60,19 @@ Var mlir::attn::codegen::scheduleTiledProduct(
     int width = dividingWidth(colSplit.factor, vector);
     out.split(x, xo, xi, colSplit.factor, TailStrategy::ShiftInwards)
         .split(y, yo, yi, blockSplit.factor, TailStrategy::ShiftInwards)
-        .split(yi, yi, yii, rowsPerTile, TailStrategy::ShiftInwards)
-        .reorder(xi, yii, xo, yi, yo)
-        .vectorize(xi, width)
-        .unroll(yii);
+        .split(yi, yi, yii, rowsPerTile, TailStrategy::ShiftInwards);
+    if (rhsPanel.defined())
+      out.reorder(xi, yii, yi, xo, yo);
+    else
+      out.reorder(xi, yii, xo, yi, yo);
+    out.vectorize(xi, width).unroll(yii);
     Var task = parallelOuter(out, yo, 2);
-    acc.compute_at(out, xo).vectorize(ax, width).unroll(ay);
+    if (rhsPanel.defined())
+      rhsPanel.compute_at(out, xo);
+    // The register tile: the innermost tile loop.
+    acc.compute_at(out, rhsPanel.defined() ? yi : xo)
+        .vectorize(ax, width)
+        .unroll(ay);
     acc.update()
         .reorder(ax, ay, k.x)
         .vectorize(ax, width)

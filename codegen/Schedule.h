@@ -51,13 +51,20 @@ int dividingWidth(int extent, int width);
 /// remaining outer dims); `acc` lives in registers, tileRows x
 /// tileVectors*vector wide. `out` must already be placed (root or output).
 /// Returns the parallel loop over row blocks (a Var of `out`), where
-/// per-block inputs of the product can be computed.
+/// per-block inputs of the product can be computed. With `rhsPanel` (a
+/// wrapper of the rhs, Func::in), the column tiles of a block go outside
+/// its row tiles and the rhs columns of a tile (k x tile width) are
+/// copied into `rhsPanel` once per column tile and block, contiguous:
+/// every row tile of the block then reads them from L2 (a rhs whose row
+/// stride is a multiple of 4 KiB maps a column panel onto a few cache
+/// sets, so the panel was read from L3 once per row tile).
 Halide::Var scheduleTiledProduct(Halide::Func out, Halide::Func acc,
                                  const Halide::RDom &k,
                                  const Halide::Expr &cols,
                                  const Halide::Expr &rows, int vector,
                                  int tileVectors, int tileRows, int blockRows,
-                                 const ScheduleContext &ctx);
+                                 const ScheduleContext &ctx,
+                                 Halide::Func rhsPanel = Halide::Func());
 
 /// A small product (rows x cols, e.g. dk x dv) reduced over many positions
 /// `rj` (K^T V): chunks of ChunkedProductParams::chunk positions reduce in

@@ -21,6 +21,10 @@ struct GemmParams {
   int tileVectors = 4; ///< register tile width, in vectors
   int tileRows = 4;    ///< register tile height, in rows
   int blockRows = 64;  ///< rows per parallel task
+  /// 1: copy the rhs columns of each column tile into a contiguous panel
+  /// per block, when the rhs has more columns than one tile or is
+  /// transposed (scheduleTiledProduct's rhsPanel); 0: read the rhs in place.
+  int packRhs = 1;
 };
 
 /// Reductions over positions (column softmax statistics, the statistics of
