@@ -302,6 +302,8 @@ private:
   static Index broadcastIndex(const std::vector<Expr> &shape,
                               const std::vector<Expr> &resultShape,
                               const Index &index);
+  /// Marks a returned pointwise op as the epilogue of a product.
+  void markEpilogue(Value returned);
   /// Records the op's result.
   void bind(Operation *op, Family family, TensorFunc result,
             std::map<std::string, Func> stages = {},
@@ -630,6 +632,8 @@ FailureOr<KernelAlgorithm> KernelBuilder::run() {
           result.func = copy;
           algorithm.ops.push_back(
               {Family::Elementwise, copy.name(), result, {}, {}, {}});
+        } else {
+          markEpilogue(operand);
         }
         // The caller's buffer must have exactly the result's size.
         for (size_t d = 0; d < result.rank(); ++d) {
@@ -655,6 +659,38 @@ FailureOr<KernelAlgorithm> KernelBuilder::run() {
       return failure();
   }
   return func.emitError("function has no func.return");
+}
+
+/// A pointwise op (add, mul, div, scale) that the kernel returns, with an
+/// operand that an attn.matmul of the same type computes for it alone: the
+/// op is recorded as that product's epilogue (info "epilogueOf", the
+/// product's index in algorithm.ops), so the schedule may compute the
+/// product in the op's own output tiles instead of writing it to memory
+/// and reading it back (scheduleKernel).
+void KernelBuilder::markEpilogue(Value returned) {
+  Operation *epilogue = returned.getDefiningOp();
+  if (!epilogue || !isa<AddOp, MulOp, DivOp, ScaleOp>(epilogue))
+    return;
+  auto indexOf = [&](Value value) {
+    std::string name = get(value).func.name();
+    auto it = llvm::find_if(algorithm.ops, [&](const OpStages &s) {
+      return s.name == name;
+    });
+    return static_cast<size_t>(it - algorithm.ops.begin());
+  };
+  for (Value operand : epilogue->getOperands()) {
+    auto product = operand.getDefiningOp<MatmulOp>();
+    if (!product || !operand.hasOneUse() ||
+        operand.getType() != returned.getType())
+      continue;
+    size_t productIndex = indexOf(operand), epilogueIndex = indexOf(returned);
+    if (productIndex == algorithm.ops.size() ||
+        epilogueIndex == algorithm.ops.size())
+      return;
+    algorithm.ops[epilogueIndex].info["epilogueOf"] =
+        static_cast<int64_t>(productIndex);
+    return;
+  }
 }
 
 LogicalResult KernelBuilder::lowerOp(Operation &op) {

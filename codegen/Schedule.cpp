@@ -179,6 +179,16 @@ void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
     return;
   }
   for (OpStages &op : algorithm.ops) {
+    auto of = op.info.find("epilogueOf");
+    if (of == op.info.end() || !ctx.isOutput(op.result.func))
+      continue;
+    OpStages &product = algorithm.ops[of->second];
+    if (product.family != Family::Gemm || !canFuseIntoEpilogue(product, ctx))
+      continue;
+    ctx.epilogues[op.name] = &product;
+    ctx.fusedProducts.insert(product.name);
+  }
+  for (OpStages &op : algorithm.ops) {
     switch (op.family) {
     case Family::Elementwise:
       scheduleElementwise(op, ctx);

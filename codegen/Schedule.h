@@ -24,6 +24,11 @@ struct ScheduleContext {
   /// Names of the op results left inline so far (elementwise ops that are
   /// not outputs); ops are scheduled producers first.
   std::set<std::string> inlined;
+  /// Products computed in the output tiles of their epilogue, a pointwise
+  /// output (Algorithm.cpp, markEpilogue): epilogue Func name -> product.
+  std::map<std::string, OpStages *> epilogues;
+  /// Names of those products, which get no schedule of their own.
+  std::set<std::string> fusedProducts;
 
   bool isOutput(const Halide::Func &f) const {
     return outputs.count(f.name()) != 0;
@@ -126,6 +131,14 @@ Halide::Var parallelOuter(Halide::Func f, Halide::Var start, size_t first);
 void scheduleElementwise(OpStages &op, ScheduleContext &ctx);
 void scheduleGather(OpStages &op, const ScheduleContext &ctx);
 void scheduleGemm(OpStages &op, const ScheduleContext &ctx);
+/// Whether `product` (an attn.matmul) can be computed in the output tiles
+/// of its epilogue: it takes the register-tiled schedule (not a chunked
+/// reduction over positions).
+bool canFuseIntoEpilogue(const OpStages &product, const ScheduleContext &ctx);
+/// The register-tiled schedule of `product` with `out` as the Func whose
+/// tiles compute it: the product's own result, or its epilogue.
+void scheduleProductTiles(OpStages &product, Halide::Func out,
+                          const ScheduleContext &ctx);
 void scheduleNormalize(OpStages &op, const ScheduleContext &ctx);
 void scheduleScan(OpStages &op, const ScheduleContext &ctx);
 void scheduleEfficient(OpStages &op, const ScheduleContext &ctx);

@@ -54,6 +54,13 @@ void mlir::attn::codegen::scheduleElementwise(OpStages &op,
     ctx.inlined.insert(f.name());
     return;
   }
+  auto epilogue = ctx.epilogues.find(f.name());
+  if (epilogue != ctx.epilogues.end()) {
+    // The product it reads is computed in its register tiles and never
+    // stored (linear attention's numerator, divided by the row sums).
+    scheduleProductTiles(*epilogue->second, f, ctx);
+    return;
+  }
   vectorizeAndParallelize(
       f, op.result,
       ctx.vectorWidth(ctx.params.elementwise.vectorWidth, op.result.type));

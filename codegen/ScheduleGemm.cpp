@@ -63,8 +63,35 @@ static Halide::Func rhsPanel(OpStages &op, const GemmParams &p,
   return panel;
 }
 
+bool mlir::attn::codegen::canFuseIntoEpilogue(const OpStages &product,
+                                              const ScheduleContext &ctx) {
+  size_t rank = product.result.rank();
+  auto rows = Halide::Internal::as_const_int(product.result.shape[rank - 2]);
+  // At most one block of rows: scheduleGemm may reduce it in chunks.
+  return !rows || *rows > ctx.params.gemm.blockRows;
+}
+
+void mlir::attn::codegen::scheduleProductTiles(OpStages &product,
+                                               Halide::Func out,
+                                               const ScheduleContext &ctx) {
+  const GemmParams &p = ctx.params.gemm;
+  size_t rank = product.result.rank();
+  Halide::Expr rows = product.result.shape[rank - 2];
+  Halide::Expr cols = product.result.shape[rank - 1];
+  int vector = ctx.vectorWidth(p.vectorWidth, product.result.type);
+  Halide::Func panel = rhsPanel(product, p, cols, rows, vector);
+  Halide::Var task = scheduleTiledProduct(
+      out, product.stages.at("acc"), product.domains.at("acc"), cols, rows,
+      vector, p.tileVectors, p.tileRows, p.blockRows, ctx, panel);
+  computeLhsPerTask(product, ctx, product.stages.at("acc"),
+                    Halide::LoopLevel(out, task), vector);
+}
+
 void mlir::attn::codegen::scheduleGemm(OpStages &op,
                                        const ScheduleContext &ctx) {
+  // Its epilogue's output tiles compute it (scheduleProductTiles).
+  if (ctx.fusedProducts.count(op.name))
+    return;
   const GemmParams &p = ctx.params.gemm;
   Halide::Func out = op.result.func;
   if (!ctx.isOutput(out))
@@ -88,10 +115,5 @@ void mlir::attn::codegen::scheduleGemm(OpStages &op,
       return;
     }
   }
-  Halide::Func panel = rhsPanel(op, p, cols, rows, vector);
-  Halide::Var task = scheduleTiledProduct(
-      out, op.stages.at("acc"), op.domains.at("acc"), cols, rows, vector,
-      p.tileVectors, p.tileRows, p.blockRows, ctx, panel);
-  computeLhsPerTask(op, ctx, op.stages.at("acc"), Halide::LoopLevel(out, task),
-                    vector);
+  scheduleProductTiles(op, out, ctx);
 }

@@ -1,0 +1,55 @@
+// A pointwise output whose operand is a product computed for it alone: the
+// product is computed in the output's register tiles and never stored
+// (gemm-epilogue.test).
+
+// Divided by per-row sums (linear attention's output), eps added.
+func.func @div_rows(%a: tensor<300x40xf32>, %b: tensor<40x96xf32>, %s: tensor<300x1xf32>) -> tensor<300x96xf32> {
+  %p = attn.matmul %a, %b : tensor<300x40xf32>, tensor<40x96xf32> -> tensor<300x96xf32>
+  %o = attn.div %p, %s eps 0.5 : tensor<300x96xf32>, tensor<300x1xf32> -> tensor<300x96xf32>
+  return %o : tensor<300x96xf32>
+}
+
+// The product as the rhs of an add, a bias row broadcast over the rows.
+func.func @add_bias(%a: tensor<300x40xf32>, %b: tensor<40x64xf32>, %bias: tensor<64xf32>) -> tensor<300x64xf32> {
+  %p = attn.matmul %a, %b : tensor<300x40xf32>, tensor<40x64xf32> -> tensor<300x64xf32>
+  %o = attn.add %bias, %p : tensor<64xf32>, tensor<300x64xf32> -> tensor<300x64xf32>
+  return %o : tensor<300x64xf32>
+}
+
+// Batched, transposed rhs (packed), scaled.
+func.func @scale_batched(%a: tensor<2x130x24xf32>, %b: tensor<2x100x24xf32>) -> tensor<2x130x100xf32> {
+  %p = attn.matmul %a, %b transpose_rhs : tensor<2x130x24xf32>, tensor<2x100x24xf32> -> tensor<2x130x100xf32>
+  %o = attn.scale %p by 2.500000e-01 : tensor<2x130x100xf32>
+  return %o : tensor<2x130x100xf32>
+}
+
+// A product of two pointwise outputs: the first product (a's) is fused;
+// the second one is its own loop nest and read.
+func.func @mul_two(%a: tensor<200x16xf32>, %b: tensor<200x16xf32>, %c: tensor<16x48xf32>) -> tensor<200x48xf32> {
+  %p = attn.matmul %a, %c : tensor<200x16xf32>, tensor<16x48xf32> -> tensor<200x48xf32>
+  %q = attn.matmul %b, %c : tensor<200x16xf32>, tensor<16x48xf32> -> tensor<200x48xf32>
+  %o = attn.mul %p, %q : tensor<200x48xf32>, tensor<200x48xf32> -> tensor<200x48xf32>
+  return %o : tensor<200x48xf32>
+}
+
+// Not fused: the product has a second use (it is returned too).
+func.func @two_uses(%a: tensor<300x40xf32>, %b: tensor<40x64xf32>) -> (tensor<300x64xf32>, tensor<300x64xf32>) {
+  %p = attn.matmul %a, %b : tensor<300x40xf32>, tensor<40x64xf32> -> tensor<300x64xf32>
+  %o = attn.scale %p by 2.000000e+00 : tensor<300x64xf32>
+  return %o, %p : tensor<300x64xf32>, tensor<300x64xf32>
+}
+
+// Not fused: the product is broadcast (its type is not the output's).
+func.func @broadcast(%a: tensor<300x40xf32>, %b: tensor<40x64xf32>, %c: tensor<2x300x64xf32>) -> tensor<2x300x64xf32> {
+  %p = attn.matmul %a, %b : tensor<300x40xf32>, tensor<40x64xf32> -> tensor<300x64xf32>
+  %o = attn.add %p, %c : tensor<300x64xf32>, tensor<2x300x64xf32> -> tensor<2x300x64xf32>
+  return %o : tensor<2x300x64xf32>
+}
+
+// Not fused: at most one block of rows and a long reduction, a chunked
+// product.
+func.func @few_rows(%k: tensor<3000x16xf32>, %v: tensor<3000x24xf32>) -> tensor<16x24xf32> {
+  %p = attn.matmul %k, %v transpose_lhs : tensor<3000x16xf32>, tensor<3000x24xf32> -> tensor<16x24xf32>
+  %o = attn.scale %p by 5.000000e-01 : tensor<16x24xf32>
+  return %o : tensor<16x24xf32>
+}
