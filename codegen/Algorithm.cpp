@@ -302,8 +302,13 @@ private:
   static Index broadcastIndex(const std::vector<Expr> &shape,
                               const std::vector<Expr> &resultShape,
                               const Index &index);
+  /// The index in algorithm.ops of the op that computes `value`
+  /// (algorithm.ops.size() if none).
+  size_t opIndex(Value value);
   /// Marks a returned pointwise op as the epilogue of a product.
   void markEpilogue(Value returned);
+  /// Marks column sums that can share a chunked product's tasks.
+  void markSharedColumnSums();
   /// Records the op's result.
   void bind(Operation *op, Family family, TensorFunc result,
             std::map<std::string, Func> stages = {},
@@ -649,6 +654,7 @@ FailureOr<KernelAlgorithm> KernelBuilder::run() {
         result.func.set_estimates(estimates);
         algorithm.outputs.push_back(result);
       }
+      markSharedColumnSums();
       if (algorithm.outputs.empty())
         return func.emitError("@")
                << func.getSymName() << " returns nothing; a kernel needs "
@@ -661,6 +667,43 @@ FailureOr<KernelAlgorithm> KernelBuilder::run() {
   return func.emitError("function has no func.return");
 }
 
+/// A sum over positions (attn.reduce_sum over dim 0 of a matrix) of a value
+/// that an earlier attn.matmul contracts over the same positions as its
+/// transposed lhs (linear attention's phi(K)^T 1 next to phi(K)^T V): the
+/// product records it
+/// (info "columnSum", the sum's index in algorithm.ops), so the schedule may
+/// reduce both in the same chunk tasks from one copy of the chunk's lhs.
+size_t KernelBuilder::opIndex(Value value) {
+  std::string name = get(value).func.name();
+  auto it = llvm::find_if(algorithm.ops, [&](const OpStages &s) {
+    return s.name == name;
+  });
+  return static_cast<size_t>(it - algorithm.ops.begin());
+}
+
+void KernelBuilder::markSharedColumnSums() {
+  for (auto sum : func.getBody().front().getOps<ReduceSumOp>()) {
+    Value input = sum.getInput();
+    if (sum.getDim() != 0 ||
+        cast<RankedTensorType>(input.getType()).getRank() != 2)
+      continue;
+    for (Operation *user : input.getUsers()) {
+      auto product = dyn_cast<MatmulOp>(user);
+      if (!product || product.getLhs() != input || !product.getTransposeLhs() ||
+          !product->isBeforeInBlock(sum))
+        continue;
+      size_t productIndex = opIndex(product.getResult()),
+             sumIndex = opIndex(sum.getResult());
+      if (productIndex == algorithm.ops.size() ||
+          sumIndex == algorithm.ops.size())
+        continue;
+      algorithm.ops[productIndex].info.emplace("columnSum",
+                                               static_cast<int64_t>(sumIndex));
+      break;
+    }
+  }
+}
+
 /// A pointwise op (add, mul, div, scale) that the kernel returns, with an
 /// operand that an attn.matmul of the same type computes for it alone: the
 /// op is recorded as that product's epilogue (info "epilogueOf", the
@@ -671,25 +714,30 @@ void KernelBuilder::markEpilogue(Value returned) {
   Operation *epilogue = returned.getDefiningOp();
   if (!epilogue || !isa<AddOp, MulOp, DivOp, ScaleOp>(epilogue))
     return;
-  auto indexOf = [&](Value value) {
-    std::string name = get(value).func.name();
-    auto it = llvm::find_if(algorithm.ops, [&](const OpStages &s) {
-      return s.name == name;
-    });
-    return static_cast<size_t>(it - algorithm.ops.begin());
-  };
+  size_t epilogueIndex = opIndex(returned);
+  if (epilogueIndex == algorithm.ops.size())
+    return;
+  std::map<std::string, int64_t> &info = algorithm.ops[epilogueIndex].info;
+  auto resultType = cast<RankedTensorType>(returned.getType());
   for (Value operand : epilogue->getOperands()) {
     auto product = operand.getDefiningOp<MatmulOp>();
-    if (!product || !operand.hasOneUse() ||
-        operand.getType() != returned.getType())
+    if (!product || !operand.hasOneUse())
       continue;
-    size_t productIndex = indexOf(operand), epilogueIndex = indexOf(returned);
-    if (productIndex == algorithm.ops.size() ||
-        epilogueIndex == algorithm.ops.size())
-      return;
-    algorithm.ops[epilogueIndex].info["epilogueOf"] =
-        static_cast<int64_t>(productIndex);
-    return;
+    size_t productIndex = opIndex(operand);
+    if (productIndex == algorithm.ops.size())
+      continue;
+    auto type = cast<RankedTensorType>(operand.getType());
+    if (type == resultType && !info.count("epilogueOf")) {
+      info["epilogueOf"] = static_cast<int64_t>(productIndex);
+      continue;
+    }
+    // One value per output row (linear attention's row sums): computed per
+    // row block in the epilogue's tasks too.
+    if (type.getRank() == resultType.getRank() && type.hasStaticShape() &&
+        resultType.hasStaticShape() &&
+        type.getShape().drop_back() == resultType.getShape().drop_back() &&
+        type.getShape().back() == 1 && !info.count("epilogueRowsOf"))
+      info["epilogueRowsOf"] = static_cast<int64_t>(productIndex);
   }
 }
 

@@ -179,6 +179,10 @@ void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
     return;
   }
   for (OpStages &op : algorithm.ops) {
+    auto sum = op.info.find("columnSum");
+    if (sum != op.info.end() && op.family == Family::Gemm &&
+        !ctx.isOutput(algorithm.ops[sum->second].result.func))
+      ctx.columnSums[op.name] = &algorithm.ops[sum->second];
     auto of = op.info.find("epilogueOf");
     if (of == op.info.end() || !ctx.isOutput(op.result.func))
       continue;
@@ -187,6 +191,15 @@ void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
       continue;
     ctx.epilogues[op.name] = &product;
     ctx.fusedProducts.insert(product.name);
+    auto rowsOf = op.info.find("epilogueRowsOf");
+    if (rowsOf == op.info.end())
+      continue;
+    OpStages &rowProduct = algorithm.ops[rowsOf->second];
+    if (rowProduct.family != Family::Gemm ||
+        !canFuseIntoEpilogue(rowProduct, ctx))
+      continue;
+    ctx.rowProducts[op.name] = &rowProduct;
+    ctx.fusedProducts.insert(rowProduct.name);
   }
   for (OpStages &op : algorithm.ops) {
     switch (op.family) {

@@ -27,8 +27,16 @@ struct ScheduleContext {
   /// Products computed in the output tiles of their epilogue, a pointwise
   /// output (Algorithm.cpp, markEpilogue): epilogue Func name -> product.
   std::map<std::string, OpStages *> epilogues;
+  /// Products of one column (a value per row of the epilogue) that an
+  /// epilogue computes per row block in its tasks: epilogue name -> product.
+  std::map<std::string, OpStages *> rowProducts;
   /// Names of those products, which get no schedule of their own.
   std::set<std::string> fusedProducts;
+  /// Sums over positions that a chunked product reduces in its own chunk
+  /// tasks (Algorithm.cpp, markSharedColumnSums): product name -> sum op.
+  std::map<std::string, OpStages *> columnSums;
+  /// Names of the sums it did reduce, which get no schedule of their own.
+  std::set<std::string> fusedSums;
 
   bool isOutput(const Halide::Func &f) const {
     return outputs.count(f.name()) != 0;
@@ -130,7 +138,7 @@ Halide::Var parallelOuter(Halide::Func f, Halide::Var start, size_t first);
 // Per-family schedules (one file each).
 void scheduleElementwise(OpStages &op, ScheduleContext &ctx);
 void scheduleGather(OpStages &op, const ScheduleContext &ctx);
-void scheduleGemm(OpStages &op, const ScheduleContext &ctx);
+void scheduleGemm(OpStages &op, ScheduleContext &ctx);
 /// Whether `product` (an attn.matmul) can be computed in the output tiles
 /// of its epilogue: it takes the register-tiled schedule (not a chunked
 /// reduction over positions).

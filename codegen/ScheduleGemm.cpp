@@ -20,12 +20,15 @@ using namespace mlir::attn::codegen;
 /// is computed twice. (The rhs is read whole by every block, so it stays
 /// as it is.)
 static void computeLhsPerTask(OpStages &op, const ScheduleContext &ctx,
-                              Halide::Func consumer, Halide::LoopLevel task,
-                              int vector) {
+                              const std::vector<Halide::Func> &consumers,
+                              Halide::LoopLevel task, int vector) {
   auto lhs = op.stages.find("lhs");
   if (lhs == op.stages.end() || !ctx.inlined.count(lhs->second.name()))
     return;
-  Halide::Func perTask = lhs->second.in(consumer);
+  // (in(Func) names the wrapper <lhs>_in_<consumer>; in(vector) names it
+  // <lhs>_wrapper.)
+  Halide::Func perTask = consumers.size() == 1 ? lhs->second.in(consumers[0])
+                                               : lhs->second.in(consumers);
   perTask.compute_at(task).vectorize(perTask.args()[0], vector,
                                      Halide::TailStrategy::GuardWithIf);
 }
@@ -83,12 +86,36 @@ void mlir::attn::codegen::scheduleProductTiles(OpStages &product,
   Halide::Var task = scheduleTiledProduct(
       out, product.stages.at("acc"), product.domains.at("acc"), cols, rows,
       vector, p.tileVectors, p.tileRows, p.blockRows, ctx, panel);
-  computeLhsPerTask(product, ctx, product.stages.at("acc"),
-                    Halide::LoopLevel(out, task), vector);
+  Halide::LoopLevel at(out, task);
+  Halide::Func acc = product.stages.at("acc");
+  auto rowProduct = ctx.rowProducts.find(out.name());
+  if (rowProduct == ctx.rowProducts.end()) {
+    computeLhsPerTask(product, ctx, {acc}, at, vector);
+    return;
+  }
+  // The block's values of a one-column product, each a dot product over k
+  // in vector lanes plus one horizontal add.
+  OpStages &rows1 = *rowProduct->second;
+  Halide::Func rowAcc = rows1.stages.at("acc");
+  rows1.result.func.compute_at(at);
+  rowAcc.compute_at(at);
+  auto depth =
+      Halide::Internal::as_const_int(rows1.domains.at("acc").x.extent());
+  if (depth && *depth >= vector && *depth % vector == 0)
+    rowAcc.update().atomic().vectorize(rows1.domains.at("acc").x, vector);
+  // Products of the same lhs (linear attention's phi(Q)) share the block's
+  // copy of it.
+  auto lhs = product.stages.find("lhs"), rowLhs = rows1.stages.find("lhs");
+  if (lhs != product.stages.end() && rowLhs != rows1.stages.end() &&
+      lhs->second.name() == rowLhs->second.name()) {
+    computeLhsPerTask(product, ctx, {acc, rowAcc}, at, vector);
+    return;
+  }
+  computeLhsPerTask(product, ctx, {acc}, at, vector);
+  computeLhsPerTask(rows1, ctx, {rowAcc}, at, vector);
 }
 
-void mlir::attn::codegen::scheduleGemm(OpStages &op,
-                                       const ScheduleContext &ctx) {
+void mlir::attn::codegen::scheduleGemm(OpStages &op, ScheduleContext &ctx) {
   // Its epilogue's output tiles compute it (scheduleProductTiles).
   if (ctx.fusedProducts.count(op.name))
     return;
@@ -108,7 +135,26 @@ void mlir::attn::codegen::scheduleGemm(OpStages &op,
     ChunkedProduct chunked = scheduleChunkedProduct(
         op.stages.at("acc"), op.domains.at("acc"), cols, rows, vector, ctx);
     if (chunked.tiles.defined()) {
-      computeLhsPerTask(op, ctx, chunked.operandReader,
+      std::vector<Halide::Func> lhsReaders = {chunked.operandReader};
+      auto sum = ctx.columnSums.find(op.name);
+      if (sum != ctx.columnSums.end()) {
+        // The sums of the lhs over the same positions (linear attention's
+        // phi(K)^T 1), in the same chunks: each chunk's partial sums are
+        // fused into the chunk's task (compute_with) and read the chunk's
+        // copy of the lhs, which is computed once for both.
+        OpStages &sumOp = *sum->second;
+        Halide::Func partial = schedulePositionReduction(
+            sumOp.stages.at("sum"), sumOp.domains.at("r"), ctx,
+            ctx.params.chunkedProduct.chunk);
+        if (partial.defined()) {
+          partial.update()
+              .rename(partial.args().back(), chunked.u)
+              .compute_with(chunked.tiles, chunked.u);
+          lhsReaders.push_back(partial);
+          ctx.fusedSums.insert(sumOp.name);
+        }
+      }
+      computeLhsPerTask(op, ctx, lhsReaders,
                         Halide::LoopLevel(chunked.tiles, chunked.u), vector);
       std::vector<Halide::Var> args = out.args();
       out.vectorize(args[0], vector, Halide::TailStrategy::GuardWithIf);

@@ -19,6 +19,9 @@ using Halide::Var;
 
 void mlir::attn::codegen::scheduleNormalize(OpStages &op,
                                             const ScheduleContext &ctx) {
+  // A product's chunk tasks reduce it (scheduleGemm).
+  if (ctx.fusedSums.count(op.name))
+    return;
   Func out = op.result.func;
   if (!ctx.isOutput(out))
     out.compute_root();

@@ -53,3 +53,23 @@ func.func @few_rows(%k: tensor<3000x16xf32>, %v: tensor<3000x24xf32>) -> tensor<
   %o = attn.scale %p by 5.000000e-01 : tensor<16x24xf32>
   return %o : tensor<16x24xf32>
 }
+
+// Divided by a one-column product of the same lhs (linear attention's row
+// sums): both products are computed per row block in the division's tasks,
+// from one copy of the block's lhs (an inlined feature map).
+func.func @div_row_product(%x: tensor<300x24xf32>, %b: tensor<24x80xf32>, %w: tensor<1x24xf32>) -> tensor<300x80xf32> {
+  %a = attn.feature_map elu_plus_one %x : tensor<300x24xf32>
+  %p = attn.matmul %a, %b : tensor<300x24xf32>, tensor<24x80xf32> -> tensor<300x80xf32>
+  %s = attn.matmul %a, %w transpose_rhs : tensor<300x24xf32>, tensor<1x24xf32> -> tensor<300x1xf32>
+  %o = attn.div %p, %s : tensor<300x80xf32>, tensor<300x1xf32> -> tensor<300x80xf32>
+  return %o : tensor<300x80xf32>
+}
+
+// The same with a depth of 32 (two vectors per row: one horizontal add
+// each) and different lhs operands (arguments, read in place).
+func.func @div_row_product_2(%a: tensor<300x32xf32>, %c: tensor<300x32xf32>, %b: tensor<32x64xf32>, %w: tensor<1x32xf32>) -> tensor<300x64xf32> {
+  %p = attn.matmul %a, %b : tensor<300x32xf32>, tensor<32x64xf32> -> tensor<300x64xf32>
+  %s = attn.matmul %c, %w transpose_rhs : tensor<300x32xf32>, tensor<1x32xf32> -> tensor<300x1xf32>
+  %o = attn.div %p, %s eps 0.125 : tensor<300x64xf32>, tensor<300x1xf32> -> tensor<300x64xf32>
+  return %o : tensor<300x64xf32>
+}
