@@ -667,12 +667,6 @@ FailureOr<KernelAlgorithm> KernelBuilder::run() {
   return func.emitError("function has no func.return");
 }
 
-/// A sum over positions (attn.reduce_sum over dim 0 of a matrix) of a value
-/// that an earlier attn.matmul contracts over the same positions as its
-/// transposed lhs (linear attention's phi(K)^T 1 next to phi(K)^T V): the
-/// product records it
-/// (info "columnSum", the sum's index in algorithm.ops), so the schedule may
-/// reduce both in the same chunk tasks from one copy of the chunk's lhs.
 size_t KernelBuilder::opIndex(Value value) {
   std::string name = get(value).func.name();
   auto it = llvm::find_if(algorithm.ops, [&](const OpStages &s) {
@@ -681,6 +675,12 @@ size_t KernelBuilder::opIndex(Value value) {
   return static_cast<size_t>(it - algorithm.ops.begin());
 }
 
+/// A sum over positions (attn.reduce_sum over dim 0 of a matrix) of a value
+/// that an earlier attn.matmul contracts over the same positions as its
+/// transposed lhs (linear attention's phi(K)^T 1 next to phi(K)^T V): the
+/// product records it (info "columnSum", the sum's index in algorithm.ops),
+/// so the schedule may reduce both in the same chunk tasks from one copy of
+/// the chunk's lhs (scheduleGemm).
 void KernelBuilder::markSharedColumnSums() {
   for (auto sum : func.getBody().front().getOps<ReduceSumOp>()) {
     Value input = sum.getInput();

@@ -73,3 +73,13 @@ func.func @div_row_product_2(%a: tensor<300x32xf32>, %c: tensor<300x32xf32>, %b:
   %o = attn.div %p, %s eps 0.125 : tensor<300x64xf32>, tensor<300x1xf32> -> tensor<300x64xf32>
   return %o : tensor<300x64xf32>
 }
+
+// A dynamic row count: the product is still computed in the output's
+// blocks (one row of the accumulator at a time); the one-column product,
+// not static, is its own loop nest.
+func.func @dynamic_rows(%a: tensor<?x40xf32>, %b: tensor<40x96xf32>, %w: tensor<1x40xf32>) -> tensor<?x96xf32> {
+  %p = attn.matmul %a, %b : tensor<?x40xf32>, tensor<40x96xf32> -> tensor<?x96xf32>
+  %s = attn.matmul %a, %w transpose_rhs : tensor<?x40xf32>, tensor<1x40xf32> -> tensor<?x1xf32>
+  %o = attn.div %p, %s eps 0.5 : tensor<?x96xf32>, tensor<?x1xf32> -> tensor<?x96xf32>
+  return %o : tensor<?x96xf32>
+}
