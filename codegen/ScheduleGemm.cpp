@@ -40,8 +40,8 @@ static void computeLhsPerTask(OpStages &op, const ScheduleContext &ctx,
 /// against 5.7 ms at n = 65536). With several tiles, a rhs row stride that
 /// is a multiple of 4 KiB put a column panel on a few cache sets, so every
 /// row tile read it from L3 (1024^3: 22.3 -> 9.0 ms). A transposed rhs of
-/// several columns is always packed: the copy also transposes it, so the
-/// tile's loads are contiguous instead of strided (1024^3: 130 -> 15 ms).
+/// several columns is always packed, from a transposed copy of it, so the
+/// tile's loads are contiguous instead of strided (1024^3: 130 -> 9.6 ms).
 static Halide::Func rhsPanel(OpStages &op, const GemmParams &p,
                              const Halide::Expr &cols, const Halide::Expr &rows,
                              int vector) {
@@ -56,6 +56,25 @@ static Halide::Func rhsPanel(OpStages &op, const GemmParams &p,
       (!transposed && *staticCols <= vector * std::max(1, p.tileVectors)))
     return {};
   Halide::Func panel = op.stages.at("rhs").in(op.stages.at("acc"));
+  if (transposed) {
+    // The whole rhs transposed once, at root, in tiles of vector x vector;
+    // the panels then copy contiguous rows of it. (Each block's panels
+    // gathering from the rhs itself took 14.1 ms at 1024^3, against 9.6.)
+    Halide::Func whole = op.stages.at("rhs").in(panel);
+    std::vector<Halide::Var> wholeArgs = whole.args(); // k, j, b...
+    Halide::Var kOuter("k_outer"), kInner("k_inner"), jOuter("j_outer"),
+        jInner("j_inner");
+    whole.compute_root()
+        .reorder_storage(wholeArgs[1], wholeArgs[0])
+        .split(wholeArgs[1], jOuter, jInner, vector,
+               Halide::TailStrategy::GuardWithIf)
+        .split(wholeArgs[0], kOuter, kInner, vector,
+               Halide::TailStrategy::GuardWithIf)
+        .reorder(jInner, kInner, jOuter, kOuter)
+        .unroll(kInner)
+        .vectorize(jInner)
+        .parallel(kOuter);
+  }
   std::vector<Halide::Var> args = panel.args(); // rhs dims, Halide order
   // The product's columns (j) innermost in storage and in the copy loop.
   Halide::Var column = transposed ? args[1] : args[0];
