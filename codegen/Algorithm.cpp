@@ -625,9 +625,7 @@ FailureOr<KernelAlgorithm> KernelBuilder::run() {
       std::set<std::string> used;
       for (auto [index, operand] : llvm::enumerate(ret.getOperands())) {
         TensorFunc result = get(operand);
-        bool fromOp = llvm::any_of(algorithm.ops, [&](const OpStages &s) {
-          return s.name == result.func.name();
-        });
+        bool fromOp = opIndex(operand) != algorithm.ops.size();
         // Arguments, constants and values returned twice get their own
         // output Func: an output must be a distinct Func the kernel defines.
         if (!fromOp || !used.insert(result.func.name()).second) {

@@ -113,25 +113,26 @@ void mlir::attn::codegen::scheduleProductTiles(OpStages &product,
     return;
   }
   // The block's values of a one-column product, each a dot product over k
-  // in vector lanes plus one horizontal add.
-  OpStages &rows1 = *rowProduct->second;
-  Halide::Func rowAcc = rows1.stages.at("acc");
-  rows1.result.func.compute_at(at);
+  // in vector lanes plus one horizontal add (when k is a multiple of the
+  // vector; else a scalar loop).
+  OpStages &rowSums = *rowProduct->second;
+  Halide::Func rowAcc = rowSums.stages.at("acc");
+  rowSums.result.func.compute_at(at);
   rowAcc.compute_at(at);
   auto depth =
-      Halide::Internal::as_const_int(rows1.domains.at("acc").x.extent());
+      Halide::Internal::as_const_int(rowSums.domains.at("acc").x.extent());
   if (depth && *depth >= vector && *depth % vector == 0)
-    rowAcc.update().atomic().vectorize(rows1.domains.at("acc").x, vector);
+    rowAcc.update().atomic().vectorize(rowSums.domains.at("acc").x, vector);
   // Products of the same lhs (linear attention's phi(Q)) share the block's
   // copy of it.
-  auto lhs = product.stages.find("lhs"), rowLhs = rows1.stages.find("lhs");
-  if (lhs != product.stages.end() && rowLhs != rows1.stages.end() &&
+  auto lhs = product.stages.find("lhs"), rowLhs = rowSums.stages.find("lhs");
+  if (lhs != product.stages.end() && rowLhs != rowSums.stages.end() &&
       lhs->second.name() == rowLhs->second.name()) {
     computeLhsPerTask(product, ctx, {acc, rowAcc}, at, vector);
     return;
   }
   computeLhsPerTask(product, ctx, {acc}, at, vector);
-  computeLhsPerTask(rows1, ctx, {rowAcc}, at, vector);
+  computeLhsPerTask(rowSums, ctx, {rowAcc}, at, vector);
 }
 
 void mlir::attn::codegen::scheduleGemm(OpStages &op, ScheduleContext &ctx) {
