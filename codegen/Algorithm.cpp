@@ -1619,7 +1619,9 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   // The current normalized scores as a Func of (b..., i, j); hidden entries
   // are excluded by `visible` in every step.
   Func current = scores;
-  std::map<std::string, int64_t> info;
+  // Static key count (0: dynamic), for the layout of keyT.
+  std::map<std::string, int64_t> info = {
+      {"keys", staticKeys ? *staticKeys : 0}};
   Func lastNum;
   Expr lastDen; // per-row divisor of the last step when it is over keys
   bool allKeys = true;
@@ -1868,6 +1870,7 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
   domains["merge"] = rc;
   std::map<std::string, int64_t> info = {
       {"keySplit", split},
+      {"keys", *Halide::Internal::as_const_int(m)},
       {"plainQuery", spec.featureMap == FeatureMap::identity},
       {"steps", 1}};
   bind(op, Family::RowAttention, {result, batch.shape, type}, stages, domains,
