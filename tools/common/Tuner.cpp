@@ -217,13 +217,17 @@ Outcome evaluate(func::FuncOp kernel, ArrayRef<rt::Tensor> inputs,
   std::string report;
   bool outOfTime = false;
   for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - Clock::now())
-                    .count();
-    if (left <= 0) {
+    // Out of time exactly when the deadline has passed, as the search
+    // loop's exhausted() sees it (milliseconds truncated towards zero
+    // stopped a candidate up to 1 ms early, and the search then started
+    // the next one).
+    Clock::time_point now = Clock::now();
+    if (now >= deadline) {
       outOfTime = true;
       break;
     }
+    auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
     pollfd poller{fds[0], POLLIN, 0};
     int ready = poll(&poller, 1, static_cast<int>(std::min<int64_t>(left, 1000)));
     if (ready < 0 && errno != EINTR)
