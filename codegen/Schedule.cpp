@@ -167,6 +167,29 @@ Func mlir::attn::codegen::schedulePositionReduction(
   return partial;
 }
 
+void mlir::attn::codegen::fuseChunkPartial(Func partial,
+                                           const Expr &innerExtent,
+                                           Func tiles, Var u, int vector) {
+  std::vector<Var> args = partial.args(); // inner, b..., chunk
+  Var inner = args[0], chunk = args.back();
+  Func chunks = partial.in();
+  // compute_with matches loops by name and kind.
+  chunks.compute_root()
+      .vectorize(inner, vector, TailStrategy::GuardWithIf)
+      .rename(chunk, u)
+      .parallel(u)
+      .compute_with(tiles, u);
+  // schedulePositionReduction vectorized `inner` already (so `inner` now
+  // names the loop over its vectors).
+  partial.compute_at(chunks, u).serial(chunk);
+  partial.update().serial(chunk);
+  auto extent = Halide::Internal::as_const_int(innerExtent);
+  // At most 8 vectors of accumulators: the rest of the registers are the
+  // loads'.
+  if (extent && *extent % vector == 0 && *extent <= 8 * vector)
+    partial.update().unroll(inner);
+}
+
 void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
                                          const ScheduleParams &params,
                                          const Halide::Target &target) {

@@ -100,6 +100,17 @@ ChunkedProduct scheduleChunkedProduct(Halide::Func product,
                                       const Halide::Expr &rows, int vector,
                                       const ScheduleContext &ctx);
 
+/// Fuses `partial`, the chunk partials of a position reduction
+/// (schedulePositionReduction: (inner, b..., chunk), at root), into the
+/// chunk tasks of `tiles` (parallel over `u`, over the same chunks): in each
+/// task the chunk's sums accumulate in a small buffer that LLVM keeps in
+/// registers when `inner` (extent `innerExtent`) is static and short, and
+/// a wrapper at root copies them out, its chunk loop fused with the tasks'
+/// (compute_with). Accumulating in the root buffer itself made every
+/// position wait on the store of the previous one.
+void fuseChunkPartial(Halide::Func partial, const Halide::Expr &innerExtent,
+                      Halide::Func tiles, Halide::Var u, int vector);
+
 /// A reduction `f` over positions `r` (its only update): computed at root,
 /// split into chunks reduced in parallel with rfactor when the extent is
 /// large enough, vectorized over the pure var `inner` (dim 0 of f).

@@ -167,9 +167,8 @@ void mlir::attn::codegen::scheduleGemm(OpStages &op, ScheduleContext &ctx) {
             sumOp.stages.at("sum"), sumOp.domains.at("r"), ctx,
             ctx.params.chunkedProduct.chunk);
         if (partial.defined()) {
-          partial.update()
-              .rename(partial.args().back(), chunked.u)
-              .compute_with(chunked.tiles, chunked.u);
+          // The sums' inner dim is the product's rows (the lhs columns).
+          fuseChunkPartial(partial, rows, chunked.tiles, chunked.u, vector);
           lhsReaders.push_back(partial);
           ctx.fusedSums.insert(sumOp.name);
         }

@@ -194,9 +194,8 @@ static void scheduleContext(OpStages &op, const ScheduleContext &ctx,
   kexp.compute_at(tiles, u).vectorize(kexp.args()[0], vector,
                                       TailStrategy::GuardWithIf);
   if (ksumPartial.defined()) {
-    // compute_with matches loops by name.
-    Var ksumChunk = ksumPartial.args().back();
-    ksumPartial.update().rename(ksumChunk, u).compute_with(tiles, u);
+    fuseChunkPartial(ksumPartial, op.domains.at("acc").x.extent(), tiles, u,
+                     vector);
   } else {
     kexp.clone_in(op.stages.at("ksum"));
   }
