@@ -150,19 +150,22 @@ Func mlir::attn::codegen::schedulePositionReduction(
       f.update()
           .split(r.x, chunkOuter, chunkInner, chunk, TailStrategy::GuardWithIf)
           .rfactor(chunkOuter, u);
-  partial.compute_root()
+  // Each parallel task (u) runs its whole chunk into a buffer of its own
+  // (in registers when small), which `chunks` copies out: accumulating in
+  // the root buffer made every position wait on the previous one's store.
+  // Positions outer, the vectorized var innermost.
+  Func chunks = partial.in();
+  chunks.compute_root()
       .vectorize(inner, vector, TailStrategy::GuardWithIf)
       .parallel(u);
-  // Each parallel task (u) runs its whole chunk: u outermost, positions
-  // next, the vectorized var innermost.
+  partial.compute_at(chunks, u).vectorize(inner, vector,
+                                         TailStrategy::GuardWithIf);
   std::vector<Halide::VarOrRVar> order = {inner, chunkInner};
   for (size_t i = 1; i < args.size(); ++i)
     order.push_back(args[i]);
   order.push_back(u);
-  partial.update()
-      .reorder(order)
-      .vectorize(inner, vector, TailStrategy::GuardWithIf)
-      .parallel(u);
+  partial.update().reorder(order).vectorize(inner, vector,
+                                            TailStrategy::GuardWithIf);
   f.update().vectorize(inner, vector, TailStrategy::GuardWithIf);
   return partial;
 }
@@ -172,20 +175,15 @@ void mlir::attn::codegen::fuseChunkPartial(Func partial,
                                            Func tiles, Var u, int vector) {
   std::vector<Var> args = partial.args(); // inner, b..., chunk
   Var inner = args[0], chunk = args.back();
+  // The wrapper schedulePositionReduction computes the partial in (Func::in
+  // returns it again); compute_with matches loops by name and kind.
   Func chunks = partial.in();
-  // compute_with matches loops by name and kind.
-  chunks.compute_root()
-      .vectorize(inner, vector, TailStrategy::GuardWithIf)
-      .rename(chunk, u)
-      .parallel(u)
-      .compute_with(tiles, u);
-  // schedulePositionReduction vectorized `inner` already (so `inner` now
-  // names the loop over its vectors).
-  partial.compute_at(chunks, u).serial(chunk);
-  partial.update().serial(chunk);
+  chunks.rename(chunk, u).compute_with(tiles, u);
+  partial.compute_at(chunks, u); // the loop's new name
   auto extent = Halide::Internal::as_const_int(innerExtent);
-  // At most 8 vectors of accumulators: the rest of the registers are the
-  // loads'.
+  // schedulePositionReduction vectorized `inner` already (so `inner` now
+  // names the loop over its vectors). At most 8 vectors of accumulators:
+  // the rest of the registers are the loads'.
   if (extent && *extent % vector == 0 && *extent <= 8 * vector)
     partial.update().unroll(inner);
 }
