@@ -113,7 +113,9 @@ void fuseChunkPartial(Halide::Func partial, const Halide::Expr &innerExtent,
 
 /// A reduction `f` over positions `r` (its only update): computed at root,
 /// split into chunks reduced in parallel with rfactor when the extent is
-/// large enough, vectorized over the pure var `inner` (dim 0 of f).
+/// large enough, vectorized over the pure var `inner` (dim 0 of f). Each
+/// chunk task accumulates into a buffer of its own, copied out by the
+/// intermediate's root wrapper (`partial.in()`, parallel over the chunks).
 /// Returns the rfactor intermediate, or an undefined Func without a split.
 /// `chunk` positions per chunk; 0: ReductionParams::chunk.
 Halide::Func schedulePositionReduction(Halide::Func f, const Halide::RDom &r,
