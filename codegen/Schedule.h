@@ -101,13 +101,11 @@ ChunkedProduct scheduleChunkedProduct(Halide::Func product,
                                       const ScheduleContext &ctx);
 
 /// Fuses `partial`, the chunk partials of a position reduction
-/// (schedulePositionReduction: (inner, b..., chunk), at root), into the
-/// chunk tasks of `tiles` (parallel over `u`, over the same chunks): in each
-/// task the chunk's sums accumulate in a small buffer that LLVM keeps in
-/// registers when `inner` (extent `innerExtent`) is static and short, and
-/// a wrapper at root copies them out, its chunk loop fused with the tasks'
-/// (compute_with). Accumulating in the root buffer itself made every
-/// position wait on the store of the previous one.
+/// (schedulePositionReduction: (inner, b..., chunk), computed per chunk in
+/// its root wrapper), into the chunk tasks of `tiles` (parallel over `u`,
+/// over the same chunks): the wrapper's chunk loop joins the tasks'
+/// (compute_with), and the accumulators are unrolled into registers when
+/// `inner` (extent `innerExtent`) is static and at most 8 vectors.
 void fuseChunkPartial(Halide::Func partial, const Halide::Expr &innerExtent,
                       Halide::Func tiles, Halide::Var u, int vector);
 
