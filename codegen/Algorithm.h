@@ -94,6 +94,20 @@ struct AlgorithmOptions {
   int keySplit = 0;
 };
 
+/// exp(x) for the x <= 0 of a softmax (x = value - max) in the fused
+/// attention ops. f64 keeps Halide's precise exp; Halide's precise f32 exp
+/// is a libm call per lane, so f32 uses a vectorized polynomial, cheaper
+/// than Halide's fast_exp (13 vector instructions instead of 22 on
+/// AVX-512: no floor, which Halide splits into two 256-bit roundps, and no
+/// clamps of the exponent): x = n ln2 + r with n = trunc(x log2(e) - 1/2),
+/// the nearest integer for x <= 0, so |r| <= ln2 / 2, where a degree-5
+/// polynomial (relative-error minimax, fitted for this range) is within
+/// 1e-7 of e^r; 2^n is built in the exponent bits. Relative error < 5e-7
+/// (mostly ln2's rounding times n), far inside the 1e-4 tolerance.
+/// x <= -88 gives n = -127, whose 2^n bits are 0: exp is then exactly 0,
+/// as with Halide's fast_exp. (test/unit/SoftmaxExpTest.cpp)
+Halide::Expr softmaxExp(Halide::Expr x);
+
 /// Builds the algorithm of `func`; `argNames` names the ImageParams (spec
 /// argument names; "argN" where missing). Unsupported ops and types are emitted
 /// as errors at their location. May throw Halide::Error (callers catch).
