@@ -65,7 +65,11 @@ Var mlir::attn::codegen::scheduleTiledProduct(
       out.reorder(xi, yii, yi, xo, yo);
     else
       out.reorder(xi, yii, xo, yi, yo);
-    out.vectorize(xi, width).unroll(yii);
+    // Every vector of the tile unrolled, so LLVM keeps the accumulators in
+    // registers through the epilogue instead of storing them to the stack
+    // and loading them back once per tile.
+    Var xv("xv");
+    out.split(xi, xi, xv, width).vectorize(xv).unroll(xi).unroll(yii);
     Var task = parallelOuter(out, yo, 2);
     if (rhsPanel.defined())
       rhsPanel.compute_at(out, xo);

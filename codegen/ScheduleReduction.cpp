@@ -140,11 +140,17 @@ ChunkedProduct mlir::attn::codegen::scheduleChunkedProduct(
   std::vector<Halide::VarOrRVar> order = {e, dInner, dOuter, blockOuter};
   for (size_t i = 2; i < args.size(); ++i)
     order.push_back(args[i]);
+  // The tile's sum into the partial unrolled like the tile itself, so the
+  // accumulators go from registers straight into it (not through the
+  // stack).
+  Var eOuter("e_outer"), eLanes("e_lanes");
   partial.update()
       .split(d, dOuter, dInner, rowSplit.factor, TailStrategy::GuardWithIf)
       .reorder(order)
-      .vectorize(e, width);
-  Var eOuter("e_outer"), eLanes("e_lanes");
+      .split(e, eOuter, eLanes, width)
+      .vectorize(eLanes)
+      .unroll(eOuter)
+      .unroll(dInner);
   blockTile.compute_at(partial, dOuter).vectorize(e, width).unroll(d);
   blockTile.update()
       .split(e, eOuter, eLanes, width)
