@@ -50,6 +50,17 @@ Var mlir::attn::codegen::scheduleTiledProduct(
   std::vector<Var> accArgs = acc.args();
   Var ax = accArgs[0], ay = accArgs[1];
   SplitChoice colSplit = chooseSplit(cols, vector * tileVectors);
+  // More rows per task for a narrow output (GemmParams::taskBytes), while
+  // 16 tasks remain.
+  auto staticRows = Halide::Internal::as_const_int(rows);
+  auto staticCols = Halide::Internal::as_const_int(cols);
+  if (staticRows && staticCols && ctx.params.gemm.taskBytes > 0) {
+    int64_t rowBytes = *staticCols * out.type().bytes();
+    int64_t streamRows =
+        (ctx.params.gemm.taskBytes + rowBytes - 1) / rowBytes;
+    blockRows = static_cast<int>(std::max<int64_t>(
+        blockRows, std::min(streamRows, *staticRows / 16)));
+  }
   SplitChoice blockSplit = chooseSplit(rows, blockRows);
   SplitChoice rowSplit = chooseSplit(rows, tileRows);
   Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), yii("yii");

@@ -20,7 +20,12 @@ struct GemmParams {
   int vectorWidth = 0;
   int tileVectors = 4; ///< register tile width, in vectors
   int tileRows = 4;    ///< register tile height, in rows
-  int blockRows = 64;  ///< rows per parallel task
+  int blockRows = 64;  ///< rows per parallel task (at least: taskBytes)
+  /// Bytes of output a parallel task writes at least, by more rows than
+  /// blockRows while 16 tasks per batch remain; 0: blockRows only. Blocks
+  /// of 64 rows of a narrow product (dv = 64: 16 KiB) restarted the hardware
+  /// prefetchers of the streamed rows every task.
+  int taskBytes = 65536;
   /// 1: copy the rhs columns of each column tile into a contiguous panel
   /// per block, when the rhs has more columns than one tile or is
   /// transposed (scheduleTiledProduct's rhsPanel); 0: read the rhs in place.

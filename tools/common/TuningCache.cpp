@@ -51,6 +51,7 @@ ArrayRef<ScheduleKnob> mlir::attn::tuning::scheduleKnobs() {
       ATTN_KNOB(gemm, tileRows, 1, 64, false, 1, 2, 4, 6, 8),
       ATTN_KNOB(gemm, blockRows, 1, 1 << 16, false, 8, 16, 32, 64, 128),
       ATTN_KNOB(gemm, packRhs, 0, 1, false, 0, 1),
+      ATTN_KNOB(gemm, taskBytes, 0, 1 << 24, false, 0, 16384, 65536, 262144),
       ATTN_KNOB(reduction, vectorWidth, 0, 64, true, 0, 4, 8, 16),
       ATTN_KNOB(reduction, chunk, 1, 1 << 20, false, 64, 128, 256, 512, 1024,
                 2048),
