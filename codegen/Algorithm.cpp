@@ -1921,27 +1921,79 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
     define(qsum, batch.vars({i}), zero);
     update(qsum, batch.index({i}),
            call(qsum, batch.index({i})) + call(qexp, batch.index({i, rdq})));
-    RDom rjk(0, m, name + "_rjk");
-    define(kmax, batch.vars({d}), lowest(type));
-    update(
-        kmax, batch.index({d}),
-        Halide::max(call(kmax, batch.index({d})), batch.operand(k, {rjk, d})));
-    define(kexp, batch.vars({j, d}),
-           softmaxExp(batch.operand(k, {j, d}) - call(kmax, batch.index({d}))));
-    define(ksum, batch.vars({d}), zero);
-    update(ksum, batch.index({d}),
-           call(ksum, batch.index({d})) + call(kexp, batch.index({rjk, d})));
-    define(context, batch.vars({d, e}), zero);
-    update(context, batch.index({d, e}),
-           call(context, batch.index({d, e})) +
-               call(kexp, batch.index({rj, d})) * batch.operand(v, {rj, e}));
     stages = {{"qmax", qmax},          {"qmaxlanes", qmaxLanes.lanes},
               {"qexp", qexp},          {"qsum", qsum},
               {"kmax", kmax},          {"kexp", kexp},
               {"ksum", ksum}};
-    domains = {{"qmaxlanes", qmaxLanes.lanesR},
-               {"qsum", rdq},
-               {"kmax", rjk}};
+    domains = {{"qmaxlanes", qmaxLanes.lanesR}, {"qsum", rdq}};
+    auto keys = Halide::Internal::as_const_int(m);
+    int64_t chunk = options.efficientChunk;
+    if (chunk > 0 && keys && *keys % chunk == 0 && *keys >= 2 * chunk) {
+      // Per-chunk softmax over positions (AlgorithmOptions::efficientChunk):
+      // chunk c's weights exp(K - max of the chunk) give its partial
+      // context and sums; the merge rescales each chunk's by
+      // exp(chunk max - max). No pass over K for the max alone.
+      Var c("c");
+      Expr size = static_cast<int32_t>(chunk);
+      RDom rc(0, size, name + "_rc");
+      RDom chunks(0, static_cast<int32_t>(*keys / chunk), name + "_rchunk");
+      Func kmaxChunk(name + "_chunk_max"), ksumChunk(name + "_chunk_sum");
+      Func contextChunk(name + "_chunk_context"), rescale(name + "_rescale");
+      define(kmaxChunk, batch.vars({c, d}), lowest(type));
+      update(kmaxChunk, batch.index({c, d}),
+             Halide::max(call(kmaxChunk, batch.index({c, d})),
+                         batch.operand(k, {c * size + rc, d})));
+      define(kexp, batch.vars({j, d}),
+             softmaxExp(batch.operand(k, {j, d}) -
+                        call(kmaxChunk, batch.index({j / size, d}))));
+      Expr weight = call(kexp, batch.index({c * size + rc, d}));
+      define(ksumChunk, batch.vars({c, d}), zero);
+      update(ksumChunk, batch.index({c, d}),
+             call(ksumChunk, batch.index({c, d})) + weight);
+      define(contextChunk, batch.vars({c, d, e}), zero);
+      update(contextChunk, batch.index({c, d, e}),
+             call(contextChunk, batch.index({c, d, e})) +
+                 weight * batch.operand(v, {c * size + rc, e}));
+      define(kmax, batch.vars({d}), lowest(type));
+      update(kmax, batch.index({d}),
+             Halide::max(call(kmax, batch.index({d})),
+                         call(kmaxChunk, batch.index({chunks, d}))));
+      define(rescale, batch.vars({c, d}),
+             softmaxExp(call(kmaxChunk, batch.index({c, d})) -
+                        call(kmax, batch.index({d}))));
+      Expr factor = call(rescale, batch.index({chunks, d}));
+      define(ksum, batch.vars({d}), zero);
+      update(ksum, batch.index({d}),
+             call(ksum, batch.index({d})) +
+                 factor * call(ksumChunk, batch.index({chunks, d})));
+      define(context, batch.vars({d, e}), zero);
+      update(context, batch.index({d, e}),
+             call(context, batch.index({d, e})) +
+                 factor * call(contextChunk, batch.index({chunks, d, e})));
+      stages["kmax_chunk"] = kmaxChunk;
+      stages["ksum_chunk"] = ksumChunk;
+      stages["context_chunk"] = contextChunk;
+      stages["rescale"] = rescale;
+      domains["context_chunk"] = rc;
+      domains["chunks"] = chunks;
+    } else {
+      RDom rjk(0, m, name + "_rjk");
+      define(kmax, batch.vars({d}), lowest(type));
+      update(kmax, batch.index({d}),
+             Halide::max(call(kmax, batch.index({d})),
+                         batch.operand(k, {rjk, d})));
+      define(kexp, batch.vars({j, d}),
+             softmaxExp(batch.operand(k, {j, d}) -
+                        call(kmax, batch.index({d}))));
+      define(ksum, batch.vars({d}), zero);
+      update(ksum, batch.index({d}),
+             call(ksum, batch.index({d})) + call(kexp, batch.index({rjk, d})));
+      define(context, batch.vars({d, e}), zero);
+      update(context, batch.index({d, e}),
+             call(context, batch.index({d, e})) +
+                 call(kexp, batch.index({rj, d})) * batch.operand(v, {rj, e}));
+      domains["kmax"] = rjk;
+    }
     queryWeight = call(qexp, batch.index({i, rd}));
     Func contextNorm(name + "_context_norm");
     define(contextNorm, batch.vars({d, e}),
@@ -1973,10 +2025,12 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
   }
   stages["context"] = context;
   stages["acc"] = acc;
-  domains["context"] = rj;
+  if (!domains.count("chunks"))
+    domains["context"] = rj;
   domains["acc"] = rd;
   bind(op, Family::Efficient, {result, batch.shape, type}, stages, domains,
-       {{"softmax", op.getVariant() == EfficientVariant::softmax}});
+       {{"softmax", op.getVariant() == EfficientVariant::softmax},
+        {"chunked", static_cast<int64_t>(domains.count("chunks"))}});
   return success();
 }
 

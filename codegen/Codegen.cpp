@@ -193,11 +193,15 @@ FailureOr<KernelAlgorithm> buildScheduled(func::FuncOp func,
         << func.getSymName() << "' is not a C identifier";
     return failure();
   }
-  // The key split is an algorithm the CPU hand schedules know; the GPU
-  // schedules and the autoschedulers get the plain form.
+  // The key split and the efficient chunks are algorithms the CPU hand
+  // schedules know; the GPU schedules and the autoschedulers get the plain
+  // form.
   AlgorithmOptions algorithmOptions;
-  if (options.autoscheduler.empty() && !target.has_gpu_feature())
+  if (options.autoscheduler.empty() && !target.has_gpu_feature()) {
     algorithmOptions.keySplit = options.schedule.attention.keySplit;
+    const ChunkedProductParams &chunked = options.schedule.chunkedProduct;
+    algorithmOptions.efficientChunk = chunked.chunkMaxima ? chunked.chunk : 0;
+  }
   FailureOr<KernelAlgorithm> algorithm = buildAlgorithm(
       func, cleanArgNames(func, options.argNames), algorithmOptions);
   if (failed(algorithm))

@@ -79,6 +79,12 @@ struct ChunkedProductParams {
   /// chunk; otherwise the whole chunk is one block).
   int positionBlock = 64;
   int tileRows = 4; ///< register tile height, in rows of the product
+  /// 1: attn.efficient's softmax over positions takes its max per chunk in
+  /// the chunk's task (AlgorithmOptions::efficientChunk); 0: in a pass of
+  /// its own over K first. Which is faster depends on the machine: 1 was 5%
+  /// faster at n = 65536 where memory bandwidth is low against the FMA
+  /// peak (7 FLOP/byte), 0 was faster where it is high (15 FLOP/byte).
+  int chunkMaxima = 1;
 };
 
 /// Elementwise ops (scale, feature_map, add, causal_mask, reshapes): inlined

@@ -81,6 +81,59 @@ void mlir::attn::codegen::scheduleScan(OpStages &op,
     out.update().parallel(args[parallelDim]);
 }
 
+/// The tasks of a chunk partial `partial` (e, d, ..., with `u` the chunk
+/// and an update over `positions`, the chunk's positions): a root wrapper
+/// parallel over `u` computes each chunk's partial in a buffer of its own,
+/// block by block of `block` positions in register tiles of `tileRows`
+/// rows (scheduleChunkedProduct says why).
+static ChunkedProduct tileChunkPartial(Func partial, Halide::RVar positions,
+                                       Var u, const Halide::Expr &cols,
+                                       int tileRows, int vector, int block) {
+  std::vector<Var> args = partial.args();
+  Var e = args[0], d = args[1];
+  std::vector<Var> others; // the batch dims: all but e, d and u
+  for (size_t i = 2; i < args.size(); ++i)
+    if (args[i].name() != u.name())
+      others.push_back(args[i]);
+  Halide::RVar blockOuter("block_outer"), blockInner("block_inner");
+  Var w(partial.name() + "_block");
+  Func blockTile = partial.update()
+                       .split(positions, blockOuter, blockInner, block)
+                       .rfactor(blockOuter, w);
+  Func tiles = partial.in();
+  // A width that divides the columns: the vector loops have no tail, and
+  // must not read past the last column of V.
+  int width = dividingWidth(
+      static_cast<int>(*Halide::Internal::as_const_int(cols)), vector);
+  std::vector<Halide::VarOrRVar> tileOrder = {e, d};
+  tileOrder.insert(tileOrder.end(), others.begin(), others.end());
+  tileOrder.push_back(u);
+  tiles.compute_root().reorder(tileOrder).vectorize(e, width).parallel(u);
+  partial.compute_at(tiles, u).vectorize(e, width);
+  Var dOuter("d_outer"), dInner("d_inner");
+  std::vector<Halide::VarOrRVar> order = {e, dInner, dOuter, blockOuter};
+  order.insert(order.end(), others.begin(), others.end());
+  // The tile's sum into the partial unrolled like the tile itself, so the
+  // accumulators go from registers straight into it (not through the
+  // stack).
+  Var eOuter("e_outer"), eLanes("e_lanes");
+  partial.update()
+      .split(d, dOuter, dInner, tileRows, TailStrategy::GuardWithIf)
+      .reorder(order)
+      .split(e, eOuter, eLanes, width)
+      .vectorize(eLanes)
+      .unroll(eOuter)
+      .unroll(dInner);
+  blockTile.compute_at(partial, dOuter).vectorize(e, width).unroll(d);
+  blockTile.update()
+      .split(e, eOuter, eLanes, width)
+      .reorder(eLanes, eOuter, d, blockInner)
+      .vectorize(eLanes)
+      .unroll(eOuter)
+      .unroll(d);
+  return {tiles, u, blockTile};
+}
+
 /// context(e, d) = sum over positions j of kweight(j, d) V(j, e): chunks
 /// of `chunk` positions reduce in parallel (rfactor) into partials. Each
 /// task computes the softmax weights of its chunk of K itself (the m x dk
@@ -118,53 +171,21 @@ ChunkedProduct mlir::attn::codegen::scheduleChunkedProduct(
   std::vector<Var> args = product.args(); // e, d, b...
   Var e = args[0], d = args[1];
   Halide::RVar chunkOuter("chunk_outer"), chunkInner("chunk_inner");
-  Halide::RVar blockOuter("block_outer"), blockInner("block_inner");
-  Var u(product.name() + "_chunk"), w(product.name() + "_block");
+  Var u(product.name() + "_chunk");
   Func partial =
       product.update()
           .split(rj.x, chunkOuter, chunkInner, chunk, TailStrategy::GuardWithIf)
           .rfactor(chunkOuter, u);
-  Func blockTile = partial.update()
-                       .split(chunkInner, blockOuter, blockInner, block)
-                       .rfactor(blockOuter, w);
-  Func tiles = partial.in();
-  // A width that divides the columns: the vector loops have no tail, and
-  // must not read past the last column of V.
-  int width = dividingWidth(
-      static_cast<int>(*Halide::Internal::as_const_int(cols)), vector);
-  std::vector<Halide::VarOrRVar> tileOrder(args.begin(), args.end());
-  tileOrder.push_back(u);
-  tiles.compute_root().reorder(tileOrder).vectorize(e, width).parallel(u);
-  partial.compute_at(tiles, u).vectorize(e, width);
-  Var dOuter("d_outer"), dInner("d_inner");
-  std::vector<Halide::VarOrRVar> order = {e, dInner, dOuter, blockOuter};
-  for (size_t i = 2; i < args.size(); ++i)
-    order.push_back(args[i]);
-  // The tile's sum into the partial unrolled like the tile itself, so the
-  // accumulators go from registers straight into it (not through the
-  // stack).
-  Var eOuter("e_outer"), eLanes("e_lanes");
-  partial.update()
-      .split(d, dOuter, dInner, rowSplit.factor, TailStrategy::GuardWithIf)
-      .reorder(order)
-      .split(e, eOuter, eLanes, width)
-      .vectorize(eLanes)
-      .unroll(eOuter)
-      .unroll(dInner);
-  blockTile.compute_at(partial, dOuter).vectorize(e, width).unroll(d);
-  blockTile.update()
-      .split(e, eOuter, eLanes, width)
-      .reorder(eLanes, eOuter, d, blockInner)
-      .vectorize(eLanes)
-      .unroll(eOuter)
-      .unroll(d);
+  ChunkedProduct chunked =
+      tileChunkPartial(partial, chunkInner, u, cols, rowSplit.factor, vector,
+                       block);
   // The merge of the chunks' partials, in parallel over rows (one thread
   // summing 256 partials of 8 KiB took 0.3 ms).
   product.update()
       .reorder(e, chunkOuter, d)
       .vectorize(e, vector, TailStrategy::GuardWithIf)
       .parallel(d);
-  return {tiles, u, blockTile};
+  return chunked;
 }
 
 static void scheduleContext(OpStages &op, const ScheduleContext &ctx,
@@ -207,6 +228,77 @@ static void scheduleContext(OpStages &op, const ScheduleContext &ctx,
   }
 }
 
+/// attn.efficient's softmax over positions in chunks (Algorithm.cpp,
+/// AlgorithmOptions::efficientChunk): one parallel task per chunk computes
+/// the chunk's max, its weights (once, in L2), then its context partial
+/// (tileChunkPartial) and its sums from them, so K is read once; wrappers
+/// fused with the task (compute_with) copy the chunk's sums and max out.
+/// The merges over the chunks are small and run at root.
+static void scheduleSoftmaxChunks(OpStages &op, const ScheduleContext &ctx,
+                                  int vector) {
+  Func contextChunk = op.stages.at("context_chunk");
+  Halide::RDom rc = op.domains.at("context_chunk");
+  Halide::RDom chunks = op.domains.at("chunks");
+  Var c = contextChunk.args()[2]; // e, d, c, b...
+  size_t rank = op.result.rank();
+  const ChunkedProductParams &p = ctx.params.chunkedProduct;
+  int chunk = static_cast<int>(*Halide::Internal::as_const_int(rc.x.extent()));
+  int block = std::max(1, p.positionBlock);
+  if (block > chunk || chunk % block != 0)
+    block = chunk;
+  SplitChoice rowSplit =
+      chooseSplit(op.domains.at("acc").x.extent(), std::max(1, p.tileRows));
+  ChunkedProduct tasks =
+      tileChunkPartial(contextChunk, rc.x, c, op.result.shape[rank - 1],
+                       rowSplit.factor, vector, block);
+  Func tiles = tasks.tiles;
+  Func kmaxChunk = op.stages.at("kmax_chunk");
+  Func ksumChunk = op.stages.at("ksum_chunk");
+  Func kexp = op.stages.at("kexp");
+  // In the task: the chunk's max (positions outer, features in vectors),
+  // then its weights.
+  Var d = kmaxChunk.args()[0];
+  kmaxChunk.compute_at(tiles, c).vectorize(d, vector,
+                                           TailStrategy::GuardWithIf);
+  kmaxChunk.update().reorder(d, rc.x).vectorize(d, vector,
+                                                TailStrategy::GuardWithIf);
+  kexp.compute_at(tiles, c).vectorize(kexp.args()[0], vector,
+                                      TailStrategy::GuardWithIf);
+  // Out of the task: the sums, and a copy of the max for the merges (kexp
+  // reads the task's own). Fused after the task's context partial.
+  Func rescale = op.stages.at("rescale"), kmax = op.stages.at("kmax");
+  Func maxima = kmaxChunk.in({kmax, rescale});
+  Func sums = ksumChunk.in();
+  for (Func copy : {maxima, sums})
+    copy.compute_root()
+        .vectorize(copy.args()[0], vector, TailStrategy::GuardWithIf)
+        .parallel(c)
+        .compute_with(tiles, c);
+  ksumChunk.compute_at(sums, c).vectorize(d, vector,
+                                          TailStrategy::GuardWithIf);
+  ksumChunk.update().reorder(d, rc.x).vectorize(d, vector,
+                                                TailStrategy::GuardWithIf);
+  // The merges: per feature (vectors of features), the context's in
+  // parallel over features.
+  for (const char *role : {"kmax", "ksum"}) {
+    Func merge = op.stages.at(role);
+    Var feature = merge.args()[0];
+    merge.compute_root().vectorize(feature, vector,
+                                   TailStrategy::GuardWithIf);
+    merge.update().reorder(feature, chunks.x).vectorize(
+        feature, vector, TailStrategy::GuardWithIf);
+  }
+  rescale.compute_root().vectorize(rescale.args()[0], vector,
+                                   TailStrategy::GuardWithIf);
+  Func context = op.stages.at("context");
+  std::vector<Var> args = context.args(); // e, d, b...
+  context.compute_root().vectorize(args[0], vector, TailStrategy::GuardWithIf);
+  context.update()
+      .reorder(args[0], chunks.x, args[1])
+      .vectorize(args[0], vector, TailStrategy::GuardWithIf)
+      .parallel(args[1]);
+}
+
 void mlir::attn::codegen::scheduleEfficient(OpStages &op,
                                             const ScheduleContext &ctx) {
   Func out = op.result.func;
@@ -237,6 +329,13 @@ void mlir::attn::codegen::scheduleEfficient(OpStages &op,
     Func qinv = op.stages.at("qinv");
     qinv.compute_at(out, task).vectorize(qinv.args()[0], vector,
                                          TailStrategy::GuardWithIf);
+    Func norm = op.stages.at("context_norm");
+    std::vector<Var> nArgs = norm.args();
+    norm.compute_root().vectorize(nArgs[0], vector, TailStrategy::GuardWithIf);
+    if (op.info.at("chunked")) {
+      scheduleSoftmaxChunks(op, ctx, vector);
+      return;
+    }
     // Per-feature softmax over the m positions: kmax is its own pass;
     // the denominators are reduced together with the context
     // (scheduleContext).
@@ -245,9 +344,6 @@ void mlir::attn::codegen::scheduleEfficient(OpStages &op,
     ksumPartial =
         schedulePositionReduction(op.stages.at("ksum"), op.domains.at("kmax"),
                                   ctx, ctx.params.chunkedProduct.chunk);
-    Func norm = op.stages.at("context_norm");
-    std::vector<Var> nArgs = norm.args();
-    norm.compute_root().vectorize(nArgs[0], vector, TailStrategy::GuardWithIf);
   }
   scheduleContext(op, ctx, vector, ksumPartial);
 }

@@ -74,6 +74,7 @@ ArrayRef<ScheduleKnob> mlir::attn::tuning::scheduleKnobs() {
       ATTN_KNOB(chunkedProduct, positionBlock, 1, 1 << 20, false, 16, 32, 64,
                 128, 256),
       ATTN_KNOB(chunkedProduct, tileRows, 1, 64, false, 1, 2, 4, 8),
+      ATTN_KNOB(chunkedProduct, chunkMaxima, 0, 1, false, 0, 1),
       ATTN_KNOB(elementwise, vectorWidth, 0, 64, true, 0, 4, 8, 16),
       ATTN_KNOB(gpu, tileX, 1, 1024, false, 8, 16, 32),
       ATTN_KNOB(gpu, tileY, 1, 1024, false, 4, 8, 16),
