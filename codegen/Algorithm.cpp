@@ -1970,12 +1970,11 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
       update(context, batch.index({d, e}),
              call(context, batch.index({d, e})) +
                  factor * call(contextChunk, batch.index({chunks, d, e})));
-      stages["kmax_chunk"] = kmaxChunk;
-      stages["ksum_chunk"] = ksumChunk;
-      stages["context_chunk"] = contextChunk;
-      stages["rescale"] = rescale;
-      domains["context_chunk"] = rc;
-      domains["chunks"] = chunks;
+      stages.insert({{"chunk_max", kmaxChunk},
+                     {"chunk_sum", ksumChunk},
+                     {"chunk_context", contextChunk},
+                     {"rescale", rescale}});
+      domains.insert({{"chunk_context", rc}, {"chunks", chunks}});
     } else {
       RDom rjk(0, m, name + "_rjk");
       define(kmax, batch.vars({d}), lowest(type));

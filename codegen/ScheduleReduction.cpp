@@ -236,8 +236,8 @@ static void scheduleContext(OpStages &op, const ScheduleContext &ctx,
 /// The merges over the chunks are small and run at root.
 static void scheduleSoftmaxChunks(OpStages &op, const ScheduleContext &ctx,
                                   int vector) {
-  Func contextChunk = op.stages.at("context_chunk");
-  Halide::RDom rc = op.domains.at("context_chunk");
+  Func contextChunk = op.stages.at("chunk_context");
+  Halide::RDom rc = op.domains.at("chunk_context");
   Halide::RDom chunks = op.domains.at("chunks");
   Var c = contextChunk.args()[2]; // e, d, c, b...
   size_t rank = op.result.rank();
@@ -252,8 +252,8 @@ static void scheduleSoftmaxChunks(OpStages &op, const ScheduleContext &ctx,
       tileChunkPartial(contextChunk, rc.x, c, op.result.shape[rank - 1],
                        rowSplit.factor, vector, block);
   Func tiles = tasks.tiles;
-  Func kmaxChunk = op.stages.at("kmax_chunk");
-  Func ksumChunk = op.stages.at("ksum_chunk");
+  Func kmaxChunk = op.stages.at("chunk_max");
+  Func ksumChunk = op.stages.at("chunk_sum");
   Func kexp = op.stages.at("kexp");
   // In the task: the chunk's max (positions outer, features in vectors),
   // then its weights.
