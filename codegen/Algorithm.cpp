@@ -1926,9 +1926,11 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
               {"kmax", kmax},          {"kexp", kexp},
               {"ksum", ksum}};
     domains = {{"qmaxlanes", qmaxLanes.lanesR}, {"qsum", rdq}};
+    // The chunk tasks' register tiles need static positions and columns.
     auto keys = Halide::Internal::as_const_int(m);
     int64_t chunk = options.efficientChunk;
-    if (chunk > 0 && keys && *keys % chunk == 0 && *keys >= 2 * chunk) {
+    if (chunk > 0 && keys && *keys % chunk == 0 && *keys >= 2 * chunk &&
+        Halide::Internal::as_const_int(batch.dv)) {
       // Per-chunk softmax over positions (AlgorithmOptions::efficientChunk):
       // chunk c's weights exp(K - max of the chunk) give its partial
       // context and sums; the merge rescales each chunk's by

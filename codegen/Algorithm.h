@@ -92,8 +92,8 @@ struct AlgorithmOptions {
   /// query block is then one split's scores, not a whole row of m keys.
   /// 0: never split.
   int keySplit = 0;
-  /// attn.efficient's softmax over positions (m static, a multiple of
-  /// efficientChunk, at least two chunks): each chunk of efficientChunk
+  /// attn.efficient's softmax over positions (m and dv static, m a
+  /// multiple of efficientChunk, at least two chunks): each chunk of efficientChunk
   /// positions takes its own max, weights, context and sums, and the merge
   /// rescales the chunks by exp(chunk max - max), so no pass over K computes
   /// the max first. 0: one max over all positions.

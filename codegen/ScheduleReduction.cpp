@@ -82,13 +82,22 @@ void mlir::attn::codegen::scheduleScan(OpStages &op,
 }
 
 /// The tasks of a chunk partial `partial` (e, d, ..., with `u` the chunk
-/// and an update over `positions`, the chunk's positions): a root wrapper
-/// parallel over `u` computes each chunk's partial in a buffer of its own,
-/// block by block of `block` positions in register tiles of `tileRows`
-/// rows (scheduleChunkedProduct says why).
+/// and an update over `positions`, the chunk's `chunk` positions; `rows`
+/// and `cols` static): a root wrapper parallel over `u` computes each
+/// chunk's partial in a buffer of its own, block by block of
+/// ChunkedProductParams::positionBlock positions in register tiles of
+/// tileRows rows (scheduleChunkedProduct says why).
 static ChunkedProduct tileChunkPartial(Func partial, Halide::RVar positions,
-                                       Var u, const Halide::Expr &cols,
-                                       int tileRows, int vector, int block) {
+                                       Var u, int chunk,
+                                       const Halide::Expr &rows,
+                                       const Halide::Expr &cols, int vector,
+                                       const ScheduleContext &ctx) {
+  const ChunkedProductParams &p = ctx.params.chunkedProduct;
+  int tileRows = chooseSplit(rows, std::max(1, p.tileRows)).factor;
+  // Blocks tile the chunk exactly (a partial block would need guards).
+  int block = std::max(1, p.positionBlock);
+  if (block > chunk || chunk % block != 0)
+    block = chunk;
   std::vector<Var> args = partial.args();
   Var e = args[0], d = args[1];
   std::vector<Var> others; // the batch dims: all but e, d and u
@@ -163,10 +172,6 @@ ChunkedProduct mlir::attn::codegen::scheduleChunkedProduct(
   if (!colSplit.isStatic || !rowSplit.isStatic || !positions ||
       *positions < 2 * chunk)
     return {};
-  // Blocks tile the chunk exactly (a partial block would need guards).
-  int block = std::max(1, ctx.params.chunkedProduct.positionBlock);
-  if (block > chunk || chunk % block != 0)
-    block = chunk;
   product.compute_root();
   std::vector<Var> args = product.args(); // e, d, b...
   Var e = args[0], d = args[1];
@@ -177,8 +182,7 @@ ChunkedProduct mlir::attn::codegen::scheduleChunkedProduct(
           .split(rj.x, chunkOuter, chunkInner, chunk, TailStrategy::GuardWithIf)
           .rfactor(chunkOuter, u);
   ChunkedProduct chunked =
-      tileChunkPartial(partial, chunkInner, u, cols, rowSplit.factor, vector,
-                       block);
+      tileChunkPartial(partial, chunkInner, u, chunk, rows, cols, vector, ctx);
   // The merge of the chunks' partials, in parallel over rows (one thread
   // summing 256 partials of 8 KiB took 0.3 ms).
   product.update()
@@ -241,16 +245,10 @@ static void scheduleSoftmaxChunks(OpStages &op, const ScheduleContext &ctx,
   Halide::RDom chunks = op.domains.at("chunks");
   Var c = contextChunk.args()[2]; // e, d, c, b...
   size_t rank = op.result.rank();
-  const ChunkedProductParams &p = ctx.params.chunkedProduct;
   int chunk = static_cast<int>(*Halide::Internal::as_const_int(rc.x.extent()));
-  int block = std::max(1, p.positionBlock);
-  if (block > chunk || chunk % block != 0)
-    block = chunk;
-  SplitChoice rowSplit =
-      chooseSplit(op.domains.at("acc").x.extent(), std::max(1, p.tileRows));
-  ChunkedProduct tasks =
-      tileChunkPartial(contextChunk, rc.x, c, op.result.shape[rank - 1],
-                       rowSplit.factor, vector, block);
+  ChunkedProduct tasks = tileChunkPartial(
+      contextChunk, rc.x, c, chunk, op.domains.at("acc").x.extent(),
+      op.result.shape[rank - 1], vector, ctx);
   Func tiles = tasks.tiles;
   Func kmaxChunk = op.stages.at("chunk_max");
   Func ksumChunk = op.stages.at("chunk_sum");
