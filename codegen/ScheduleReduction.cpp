@@ -232,6 +232,31 @@ static void scheduleContext(OpStages &op, const ScheduleContext &ctx,
   }
 }
 
+/// The update of `stat` (feature, ...) over `positions`, features in
+/// vectors innermost. When the features are a few whole vectors, their
+/// loop is unrolled so LLVM keeps each vector's accumulator in a register:
+/// otherwise every position loads the previous one's result back from the
+/// stack, a store-to-load chain that cost more per position than the
+/// position's exponentials.
+static void accumulateFeaturesInRegisters(Func stat, Var feature,
+                                          Halide::RVar positions,
+                                          const Halide::Expr &features,
+                                          int vector) {
+  constexpr int kMaxAccumulators = 8;
+  auto count = Halide::Internal::as_const_int(features);
+  if (!count || *count % vector != 0 || *count / vector > kMaxAccumulators) {
+    stat.update().reorder(feature, positions).vectorize(
+        feature, vector, TailStrategy::GuardWithIf);
+    return;
+  }
+  Var vectors(feature.name() + "_vectors"), lanes(feature.name() + "_lanes");
+  stat.update()
+      .split(feature, vectors, lanes, vector)
+      .reorder(lanes, vectors, positions)
+      .vectorize(lanes)
+      .unroll(vectors);
+}
+
 /// attn.efficient's softmax over positions in chunks (Algorithm.cpp,
 /// AlgorithmOptions::efficientChunk): one parallel task per chunk computes
 /// the chunk's max, its weights (once, in L2), then its context partial
@@ -258,8 +283,8 @@ static void scheduleSoftmaxChunks(OpStages &op, const ScheduleContext &ctx,
   Var d = kmaxChunk.args()[0];
   kmaxChunk.compute_at(tiles, c).vectorize(d, vector,
                                            TailStrategy::GuardWithIf);
-  kmaxChunk.update().reorder(d, rc.x).vectorize(d, vector,
-                                                TailStrategy::GuardWithIf);
+  Halide::Expr features = op.domains.at("acc").x.extent();
+  accumulateFeaturesInRegisters(kmaxChunk, d, rc.x, features, vector);
   kexp.compute_at(tiles, c).vectorize(kexp.args()[0], vector,
                                       TailStrategy::GuardWithIf);
   // Out of the task: the sums, and a copy of the max for the merges (kexp
@@ -274,8 +299,7 @@ static void scheduleSoftmaxChunks(OpStages &op, const ScheduleContext &ctx,
         .compute_with(tiles, c);
   ksumChunk.compute_at(sums, c).vectorize(d, vector,
                                           TailStrategy::GuardWithIf);
-  ksumChunk.update().reorder(d, rc.x).vectorize(d, vector,
-                                                TailStrategy::GuardWithIf);
+  accumulateFeaturesInRegisters(ksumChunk, d, rc.x, features, vector);
   // The merges: per feature (vectors of features), the context's in
   // parallel over features.
   for (const char *role : {"kmax", "ksum"}) {
