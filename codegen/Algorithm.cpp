@@ -1905,7 +1905,9 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
   if (op.getVariant() == EfficientVariant::softmax) {
     Func qmax(name + "_qmax"), qexp(name + "_qexp"), qsum(name + "_qsum");
     Func kmax(name + "_kmax"), kexp(name + "_kexp"), ksum(name + "_ksum");
-    RDom rdq(0, dk, name + "_rdq");
+    // The row sums share the final product's domain, so the schedule can
+    // compute them in its loop (compute_with).
+    RDom rdq = rd;
     define(qmax, batch.vars({i}), lowest(type));
     // Two stages (defineLaneMax): one horizontal max per row, not one per
     // vector of the row.

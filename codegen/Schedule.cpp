@@ -41,7 +41,7 @@ Var mlir::attn::codegen::parallelOuter(Func f, Var start, size_t first) {
   return fused;
 }
 
-Var mlir::attn::codegen::scheduleTiledProduct(
+TiledProduct mlir::attn::codegen::scheduleTiledProduct(
     Func out, Func acc, const Halide::RDom &k, const Expr &cols,
     const Expr &rows, int vector, int tileVectors, int tileRows, int blockRows,
     const ScheduleContext &ctx, Func rhsPanel) {
@@ -85,7 +85,8 @@ Var mlir::attn::codegen::scheduleTiledProduct(
     if (rhsPanel.defined())
       rhsPanel.compute_at(out, xo);
     // The register tile: the innermost tile loop.
-    acc.compute_at(out, rhsPanel.defined() ? yi : xo)
+    Halide::LoopLevel tile(out, rhsPanel.defined() ? yi : xo);
+    acc.compute_at(tile)
         .vectorize(ax, width)
         .unroll(ay);
     acc.update()
@@ -93,7 +94,7 @@ Var mlir::attn::codegen::scheduleTiledProduct(
         .vectorize(ax, width)
         .unroll(ax)
         .unroll(ay);
-    return task;
+    return {task, tile};
   }
   // Dynamic sizes: one row of acc at a time, guarded vector tails.
   out.split(y, yo, yi, blockSplit.factor, blockSplit.tail)
@@ -102,7 +103,7 @@ Var mlir::attn::codegen::scheduleTiledProduct(
   acc.compute_at(out, yi).vectorize(ax, vector, TailStrategy::GuardWithIf);
   acc.update().reorder(ax, k.x).vectorize(ax, vector,
                                           TailStrategy::GuardWithIf);
-  return task;
+  return {task, std::nullopt};
 }
 
 void mlir::attn::codegen::scheduleRowStatistic(Func stat, const Halide::RDom &r,

@@ -13,6 +13,7 @@
 #include "codegen/Algorithm.h"
 #include "codegen/ScheduleParams.h"
 
+#include <optional>
 #include <set>
 
 namespace mlir::attn::codegen {
@@ -63,7 +64,7 @@ int dividingWidth(int extent, int width);
 /// update over `k`. Blocks of blockRows rows run in parallel (fused with the
 /// remaining outer dims); `acc` lives in registers, tileRows x
 /// tileVectors*vector wide. `out` must already be placed (root or output).
-/// Returns the parallel loop over row blocks (a Var of `out`), where
+/// Returns the parallel loop over row blocks (TiledProduct::task), where
 /// per-block inputs of the product can be computed. With `rhsPanel` (a
 /// wrapper of the rhs, Func::in), the column tiles of a block go outside
 /// its row tiles and the rhs columns of a tile (k x tile width) are
@@ -71,13 +72,22 @@ int dividingWidth(int extent, int width);
 /// every row tile of the block then reads them from L2 (a rhs whose row
 /// stride is a multiple of 4 KiB maps a column panel onto a few cache
 /// sets, so the panel was read from L3 once per row tile).
-Halide::Var scheduleTiledProduct(Halide::Func out, Halide::Func acc,
-                                 const Halide::RDom &k,
-                                 const Halide::Expr &cols,
-                                 const Halide::Expr &rows, int vector,
-                                 int tileVectors, int tileRows, int blockRows,
-                                 const ScheduleContext &ctx,
-                                 Halide::Func rhsPanel = Halide::Func());
+struct TiledProduct {
+  /// The parallel loop over row blocks (a Var of `out`).
+  Halide::Var task;
+  /// Static sizes: the loop of `out` where `acc` is computed, one register
+  /// tile of tileRows rows per iteration, its update over `k` outermost
+  /// (the loop a per-row reduction over `k` can share, compute_with).
+  /// Dynamic sizes: undefined (acc is computed one row at a time).
+  std::optional<Halide::LoopLevel> registerTile;
+};
+TiledProduct scheduleTiledProduct(Halide::Func out, Halide::Func acc,
+                                  const Halide::RDom &k,
+                                  const Halide::Expr &cols,
+                                  const Halide::Expr &rows, int vector,
+                                  int tileVectors, int tileRows, int blockRows,
+                                  const ScheduleContext &ctx,
+                                  Halide::Func rhsPanel = Halide::Func());
 
 /// A small product (rows x cols, e.g. dk x dv) reduced over many positions
 /// `rj` (K^T V): chunks of ChunkedProductParams::chunk positions reduce in

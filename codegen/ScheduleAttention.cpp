@@ -322,7 +322,8 @@ void mlir::attn::codegen::scheduleMaterializedAttention(
     plain->second.compute_root();
   Var task = scheduleTiledProduct(out, op.stages.at("acc"), op.domains.at("acc"),
                                   dv, n, vector, p.tileVectors, p.tileRows,
-                                  p.materializedBlock, ctx);
+                                  p.materializedBlock, ctx)
+                 .task;
   if (!fuseLast)
     return;
   std::string suffix = std::to_string(lastStep);

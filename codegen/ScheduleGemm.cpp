@@ -104,7 +104,7 @@ void mlir::attn::codegen::scheduleProductTiles(OpStages &product,
   Halide::Func panel = rhsPanel(product, p, cols, rows, vector);
   Halide::Var task = scheduleTiledProduct(
       out, product.stages.at("acc"), product.domains.at("acc"), cols, rows,
-      vector, p.tileVectors, p.tileRows, p.blockRows, ctx, panel);
+      vector, p.tileVectors, p.tileRows, p.blockRows, ctx, panel).task;
   Halide::LoopLevel at(out, task);
   Halide::Func acc = product.stages.at("acc");
   auto rowProduct = ctx.rowProducts.find(out.name());
