@@ -1908,26 +1908,22 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
     // The row sums share the final product's domain, so the schedule can
     // compute them in its loop (compute_with).
     RDom rdq = rd;
+    // One stage: a row has only dk entries, so the schedule reduces each
+    // row in vectors with one horizontal max (no lanes stage, unlike the
+    // rows of attention scores, defineLaneMax).
+    RDom rqmax(0, dk, name + "_rqmax");
     define(qmax, batch.vars({i}), lowest(type));
-    // Two stages (defineLaneMax): one horizontal max per row, not one per
-    // vector of the row.
-    LaneMax qmaxLanes = defineLaneMax(
-        qmax, batch.vars({i}), batch.index({i}), 0, dk,
-        [&](Expr key) {
-          return batch.operand(q, {i, Halide::min(key, dk - 1)});
-        },
-        [&](Expr key) { return key < dk; },
-        {name + "_qmaxlanes", name + "_rqg", name + "_rql"}, type);
+    update(qmax, batch.index({i}),
+           Halide::max(call(qmax, batch.index({i})),
+                       batch.operand(q, {i, rqmax})));
     define(qexp, batch.vars({i, d}),
            softmaxExp(batch.operand(q, {i, d}) - call(qmax, batch.index({i}))));
     define(qsum, batch.vars({i}), zero);
     update(qsum, batch.index({i}),
            call(qsum, batch.index({i})) + call(qexp, batch.index({i, rdq})));
-    stages = {{"qmax", qmax},          {"qmaxlanes", qmaxLanes.lanes},
-              {"qexp", qexp},          {"qsum", qsum},
-              {"kmax", kmax},          {"kexp", kexp},
-              {"ksum", ksum}};
-    domains = {{"qmaxlanes", qmaxLanes.lanesR}, {"qsum", rdq}};
+    stages = {{"qmax", qmax}, {"qexp", qexp}, {"qsum", qsum},
+              {"kmax", kmax}, {"kexp", kexp}, {"ksum", ksum}};
+    domains = {{"qmax", rqmax}, {"qsum", rdq}};
     // The chunk tasks' register tiles need static positions and columns.
     auto keys = Halide::Internal::as_const_int(m);
     int64_t chunk = options.efficientChunk;

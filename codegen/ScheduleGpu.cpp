@@ -278,7 +278,7 @@ void gpuNormalize(OpStages &op, const ScheduleContext &ctx) {
 void gpuEfficient(OpStages &op, const ScheduleContext &ctx) {
   if (op.info.at("softmax")) {
     for (const char *role :
-         {"qexp", "qmaxlanes", "qmax", "qsum", "kexp", "context_norm"})
+         {"qexp", "qmax", "qsum", "kexp", "context_norm"})
       gpuRoot(op.stages.at(role), ctx);
     gpuPositionReduction(op.stages.at("kmax"), op.domains.at("kmax"), ctx);
     gpuPositionReduction(op.stages.at("ksum"), op.domains.at("kmax"), ctx);
