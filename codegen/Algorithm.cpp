@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Algorithm.h"
+#include "codegen/LoweringFixes.h"
 
 #include "dialect/AttnOps.h"
 
@@ -62,6 +63,7 @@ Halide::Pipeline KernelAlgorithm::pipeline() const {
   for (const TensorFunc &output : outputs)
     funcs.push_back(output.func);
   Halide::Pipeline pipeline(funcs);
+  addPrefetchLoweringFix(pipeline);
   for (const auto &[condition, message] : requirements)
     pipeline.add_requirement(condition, message);
   return pipeline;
@@ -2024,6 +2026,7 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
   }
   stages["context"] = context;
   stages["acc"] = acc;
+  stages["value"] = v.func;
   if (!domains.count("chunks"))
     domains["context"] = rj;
   domains["acc"] = rd;

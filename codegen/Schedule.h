@@ -94,7 +94,9 @@ TiledProduct scheduleTiledProduct(Halide::Func out, Halide::Func acc,
 /// parallel (rfactor) into partials, each in register tiles of
 /// ChunkedProductParams::tileRows rows x cols over blocks of positionBlock
 /// positions. `product` is (col, row, b...)
-/// with an update over `rj`. Returns the per-chunk wrapper and its parallel
+/// with an update over `rj`; `streamed` is the operand whose rows the
+/// register tiles read (V), prefetched a block ahead when it is an input
+/// buffer (ChunkedProductParams::prefetchBlocks). Returns the per-chunk wrapper and its parallel
 /// chunk Var, where per-chunk inputs can be computed, and the Func that now
 /// calls the operands (the register tile); an undefined `tiles`
 /// when the sizes are dynamic or there are fewer than two chunks (nothing
@@ -108,7 +110,8 @@ ChunkedProduct scheduleChunkedProduct(Halide::Func product,
                                       const Halide::RDom &rj,
                                       const Halide::Expr &cols,
                                       const Halide::Expr &rows, int vector,
-                                      const ScheduleContext &ctx);
+                                      const ScheduleContext &ctx,
+                                      const Halide::Func &streamed);
 
 /// Fuses `partial`, the chunk partials of a position reduction
 /// (schedulePositionReduction: (inner, b..., chunk), computed per chunk in

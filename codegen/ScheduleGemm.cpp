@@ -153,7 +153,8 @@ void mlir::attn::codegen::scheduleGemm(OpStages &op, ScheduleContext &ctx) {
   auto staticRows = Halide::Internal::as_const_int(rows);
   if (staticRows && *staticRows <= p.blockRows) {
     ChunkedProduct chunked = scheduleChunkedProduct(
-        op.stages.at("acc"), op.domains.at("acc"), cols, rows, vector, ctx);
+        op.stages.at("acc"), op.domains.at("acc"), cols, rows, vector, ctx,
+        op.stages.at("rhs"));
     if (chunked.tiles.defined()) {
       std::vector<Halide::Func> lhsReaders = {chunked.operandReader};
       auto sum = ctx.columnSums.find(op.name);

@@ -77,11 +77,16 @@ struct AttentionParams {
 struct ChunkedProductParams {
   int chunk = 1024;
   /// Positions per block of a chunk: each register tile runs over one
-  /// block, whose rows of V stay in L1 (or L2) for all the tiles, then adds
-  /// into the chunk's partial (a divisor of chunk; otherwise the whole
-  /// chunk is one block). 128 halves those adds against 64 and measured
-  /// 2-3% faster at n = 65536 (AMD Zen 5 host).
-  int positionBlock = 128;
+  /// block, whose rows of V stay in L1 for all the tiles, then adds into
+  /// the chunk's partial (a divisor of chunk; otherwise the whole chunk is
+  /// one block).
+  int positionBlock = 64;
+  /// Blocks ahead that the register tiles prefetch the rows of the streamed
+  /// operand (V, when it is an input buffer); 0: no prefetch. Every tile of
+  /// a block reads the same rows of V, so without it the first tile waited
+  /// on memory for the whole block's rows while the others waited on
+  /// nothing (efficient attention at n = 65536: 8% faster with 1).
+  int prefetchBlocks = 1;
   int tileRows = 4; ///< register tile height, in rows of the product
   /// 1: attn.efficient's softmax over positions takes its max per chunk in
   /// the chunk's task (AlgorithmOptions::efficientChunk); 0: in a pass of

@@ -81,17 +81,32 @@ void mlir::attn::codegen::scheduleScan(OpStages &op,
     out.update().parallel(args[parallelDim]);
 }
 
+/// The input buffer `f` reads when `f` is the Func of an ImageParam (a kernel
+/// argument), else nothing.
+static std::optional<Halide::Parameter> inputBuffer(const Func &f) {
+  if (!f.defined() || f.has_update_definition() || f.outputs() != 1)
+    return std::nullopt;
+  const auto *call = f.value().as<Halide::Internal::Call>();
+  if (!call || call->call_type != Halide::Internal::Call::Image ||
+      !call->param.defined())
+    return std::nullopt;
+  return call->param;
+}
+
 /// The tasks of a chunk partial `partial` (e, d, ..., with `u` the chunk
 /// and an update over `positions`, the chunk's `chunk` positions; `rows`
 /// and `cols` static): a root wrapper parallel over `u` computes each
 /// chunk's partial in a buffer of its own, block by block of
 /// ChunkedProductParams::positionBlock positions in register tiles of
-/// tileRows rows (scheduleChunkedProduct says why).
+/// tileRows rows (scheduleChunkedProduct says why). When `streamed` (the
+/// operand whose rows the tiles read, V) is an input buffer, each tile
+/// prefetches the rows it reads, prefetchBlocks blocks ahead.
 static ChunkedProduct tileChunkPartial(Func partial, Halide::RVar positions,
                                        Var u, int chunk,
                                        const Halide::Expr &rows,
                                        const Halide::Expr &cols, int vector,
-                                       const ScheduleContext &ctx) {
+                                       const ScheduleContext &ctx,
+                                       const Func &streamed) {
   const ChunkedProductParams &p = ctx.params.chunkedProduct;
   int tileRows = chooseSplit(rows, std::max(1, p.tileRows)).factor;
   // Blocks tile the chunk exactly (a partial block would need guards).
@@ -140,6 +155,17 @@ static ChunkedProduct tileChunkPartial(Func partial, Halide::RVar positions,
       .vectorize(eLanes)
       .unroll(eOuter)
       .unroll(d);
+  // Every tile of a block reads the same rows of V, so only the first one
+  // would wait on memory (the hardware prefetchers do not run a block
+  // ahead): each tile prefetches the rows of a later block as it goes, so
+  // they arrive during the whole block. Past the last row the prefetches
+  // are harmless (NonFaulting: x86 prefetches do not fault) and need no
+  // branch in the tile loop.
+  std::optional<Halide::Parameter> input = inputBuffer(streamed);
+  if (input && p.prefetchBlocks > 0)
+    blockTile.update().prefetch(*input, blockInner, blockInner,
+                                p.prefetchBlocks * block,
+                                Halide::PrefetchBoundStrategy::NonFaulting);
   return {tiles, u, blockTile};
 }
 
@@ -163,7 +189,8 @@ static ChunkedProduct tileChunkPartial(Func partial, Halide::RVar positions,
 /// pass) instead of three times.
 ChunkedProduct mlir::attn::codegen::scheduleChunkedProduct(
     Func product, const Halide::RDom &rj, const Halide::Expr &cols,
-    const Halide::Expr &rows, int vector, const ScheduleContext &ctx) {
+    const Halide::Expr &rows, int vector, const ScheduleContext &ctx,
+    const Func &streamed) {
   SplitChoice colSplit = chooseSplit(cols, vector);
   SplitChoice rowSplit =
       chooseSplit(rows, std::max(1, ctx.params.chunkedProduct.tileRows));
@@ -182,7 +209,8 @@ ChunkedProduct mlir::attn::codegen::scheduleChunkedProduct(
           .split(rj.x, chunkOuter, chunkInner, chunk, TailStrategy::GuardWithIf)
           .rfactor(chunkOuter, u);
   ChunkedProduct chunked =
-      tileChunkPartial(partial, chunkInner, u, chunk, rows, cols, vector, ctx);
+      tileChunkPartial(partial, chunkInner, u, chunk, rows, cols, vector, ctx,
+                       streamed);
   // The merge of the chunks' partials, in parallel over rows (one thread
   // summing 256 partials of 8 KiB took 0.3 ms).
   product.update()
@@ -200,9 +228,9 @@ static void scheduleContext(OpStages &op, const ScheduleContext &ctx,
   Func kexp;
   if (op.stages.count("kexp"))
     kexp = op.stages.at("kexp");
-  ChunkedProduct chunked =
-      scheduleChunkedProduct(context, rj, op.result.shape[rank - 1],
-                             op.domains.at("acc").x.extent(), vector, ctx);
+  ChunkedProduct chunked = scheduleChunkedProduct(
+      context, rj, op.result.shape[rank - 1], op.domains.at("acc").x.extent(),
+      vector, ctx, op.stages.at("value"));
   if (!chunked.tiles.defined()) {
     schedulePositionReduction(context, rj, ctx);
     if (kexp.defined()) {
@@ -273,7 +301,7 @@ static void scheduleSoftmaxChunks(OpStages &op, const ScheduleContext &ctx,
   int chunk = static_cast<int>(*Halide::Internal::as_const_int(rc.x.extent()));
   ChunkedProduct tasks = tileChunkPartial(
       contextChunk, rc.x, c, chunk, op.domains.at("acc").x.extent(),
-      op.result.shape[rank - 1], vector, ctx);
+      op.result.shape[rank - 1], vector, ctx, op.stages.at("value"));
   Func tiles = tasks.tiles;
   Func kmaxChunk = op.stages.at("chunk_max");
   Func ksumChunk = op.stages.at("chunk_sum");
