@@ -1,5 +1,4 @@
-//===- LoweringFixes.h - Custom Halide lowering passes (internal) -*- C++
-//-*-===//
+//===- LoweringFixes.h - Custom Halide lowering passes ------*- C++ -*-===//
 //
 // Passes that run at the end of Halide's lowering of every attn pipeline
 // (Pipeline::add_custom_lowering_pass). They correct what Halide 21 lowers
