@@ -93,6 +93,18 @@ static std::optional<Halide::Parameter> inputBuffer(const Func &f) {
   return call->param;
 }
 
+/// Runs `u` and every pure loop outside it (the later arguments of `f`, in
+/// their default order) in parallel: the tasks of chunk partials, and the
+/// stages fused with them, which must agree on the kind of each loop.
+static void parallelFrom(Func f, const Var &u) {
+  bool outside = false;
+  for (const Var &arg : f.args()) {
+    outside = outside || arg.name() == u.name();
+    if (outside)
+      f.parallel(arg);
+  }
+}
+
 /// The tasks of a chunk partial `partial` (e, d, ..., with `u` the chunk
 /// and an update over `positions`, the chunk's `chunk` positions; `rows`
 /// and `cols` static): a root wrapper parallel over `u` computes each
@@ -129,10 +141,13 @@ static ChunkedProduct tileChunkPartial(Func partial, Halide::RVar positions,
   // must not read past the last column of V.
   int width = dividingWidth(
       static_cast<int>(*Halide::Internal::as_const_int(cols)), vector);
-  std::vector<Halide::VarOrRVar> tileOrder = {e, d};
-  tileOrder.insert(tileOrder.end(), others.begin(), others.end());
-  tileOrder.push_back(u);
-  tiles.compute_root().reorder(tileOrder).vectorize(e, width).parallel(u);
+  // The tasks' loops stay in the partial's argument order, so a stage fused
+  // with them (compute_with matches the loops from the outermost down to u
+  // by name and kind) needs only the same argument order: a product's
+  // rfactor puts u last (outermost), attn.efficient's per-chunk stages put
+  // it before the batch dims (which then run outside it, in parallel too).
+  tiles.compute_root().vectorize(e, width);
+  parallelFrom(tiles, u);
   partial.compute_at(tiles, u).vectorize(e, width);
   Var dOuter("d_outer"), dInner("d_inner");
   std::vector<Halide::VarOrRVar> order = {e, dInner, dOuter, blockOuter};
@@ -323,11 +338,12 @@ static void scheduleSoftmaxChunks(OpStages &op, const ScheduleContext &ctx,
   Func rescale = op.stages.at("rescale"), kmax = op.stages.at("kmax");
   Func maxima = kmaxChunk.in({kmax, rescale});
   Func sums = ksumChunk.in();
-  for (Func copy : {maxima, sums})
-    copy.compute_root()
-        .vectorize(copy.args()[0], vector, TailStrategy::GuardWithIf)
-        .parallel(c)
-        .compute_with(tiles, c);
+  for (Func copy : {maxima, sums}) {
+    copy.compute_root().vectorize(copy.args()[0], vector,
+                                  TailStrategy::GuardWithIf);
+    parallelFrom(copy, c); // the chunk and batch loops, as in the tasks
+    copy.compute_with(tiles, c);
+  }
   ksumChunk.compute_at(sums, c).vectorize(d, vector,
                                           TailStrategy::GuardWithIf);
   accumulateFeaturesInRegisters(ksumChunk, d, rc.x, features, vector);
