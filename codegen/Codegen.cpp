@@ -349,7 +349,8 @@ mlir::attn::codegen::describeTarget(StringRef target) {
     Halide::Target parsed = target == "host" ? Halide::get_host_target()
                                              : Halide::Target(target.str());
     return TargetInfo{parsed.to_string(), parsed.has_gpu_feature(),
-                      parsed.has_feature(Halide::Target::CUDA)};
+                      parsed.has_feature(Halide::Target::CUDA),
+                      parsed.natural_vector_size(Halide::Float(32))};
   } catch (...) {
     return std::nullopt;
   }

@@ -62,6 +62,7 @@ struct TargetInfo {
   std::string resolved; ///< Halide's canonical target string
   bool gpu = false;     ///< has a GPU feature (cuda, opencl, ...)
   bool cuda = false;
+  int floatVectorWidth = 1; ///< natural f32 lanes (16 on AVX-512, 8 on AVX2)
 };
 
 /// The resolved target, or std::nullopt if `target` is not valid.

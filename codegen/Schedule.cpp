@@ -200,7 +200,8 @@ void mlir::attn::codegen::fuseChunkPartial(Func partial,
   // schedulePositionReduction vectorized `inner` already (so `inner` now
   // names the loop over its vectors). At most 8 vectors of accumulators:
   // the rest of the registers are the loads'.
-  if (extent && *extent % vector == 0 && *extent <= 8 * vector)
+  if (extent && *extent % vector == 0 &&
+      *extent <= kMaxRegisterAccumulators * vector)
     partial.update().unroll(inner);
 }
 

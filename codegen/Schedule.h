@@ -12,6 +12,7 @@
 
 #include "codegen/Algorithm.h"
 #include "codegen/ScheduleParams.h"
+#include "codegen/ShapeThresholds.h"
 
 #include <optional>
 #include <set>

@@ -49,10 +49,10 @@ static void scheduleOperands(OpStages &op, int vector) {
   auto keys = op.info.find("keys");
   int bytes = op.result.type.bytes();
   if (keys != op.info.end() && keys->second > 0 &&
-      keys->second * bytes % 1024 == 0) {
+      keys->second * bytes % kKeyRowPeriodBytes == 0) {
     Func keyT = op.stages.at("keyT");
-    keyT.bound_storage(keyT.args()[0],
-                       static_cast<int>(keys->second) + 256 / bytes);
+    keyT.bound_storage(keyT.args()[0], static_cast<int>(keys->second) +
+                                           kKeyRowPaddingBytes / bytes);
   }
 }
 

@@ -27,9 +27,9 @@ static void vectorizeAndParallelize(Func f, const TensorFunc &tensor,
   f.vectorize(args[0], split.factor, split.tail);
   if (args.size() < 2)
     return;
-  // Parallel tasks of about kTaskElements elements: one task per row of a
-  // 65536 x 64 output spent more time in the thread pool than in the row.
-  constexpr int64_t kTaskElements = 8192;
+  // Parallel tasks of about kElementwiseTaskElements elements: one task per
+  // row of a 65536 x 64 output spent more time in the thread pool than in
+  // the row.
   // Elements per index of the outer dim (MLIR dim 0): the product of the
   // other dims (a dynamic one counts 1).
   int64_t perIndex = 1;
@@ -37,7 +37,7 @@ static void vectorizeAndParallelize(Func f, const TensorFunc &tensor,
     if (auto extent = Halide::Internal::as_const_int(tensor.shape[d]))
       perIndex *= std::max<int64_t>(1, *extent);
   int block = static_cast<int>(
-      std::max<int64_t>(1, std::min<int64_t>(kTaskElements / perIndex, 1024)));
+      std::max<int64_t>(1, std::min<int64_t>(kElementwiseTaskElements / perIndex, 1024)));
   if (block == 1) {
     f.parallel(args.back());
     return;

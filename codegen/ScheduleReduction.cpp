@@ -288,9 +288,9 @@ static void accumulateFeaturesInRegisters(Func stat, Var feature,
                                           Halide::RVar positions,
                                           const Halide::Expr &features,
                                           int vector) {
-  constexpr int kMaxAccumulators = 8;
   auto count = Halide::Internal::as_const_int(features);
-  if (!count || *count % vector != 0 || *count / vector > kMaxAccumulators) {
+  if (!count || *count % vector != 0 ||
+      *count / vector > kMaxRegisterAccumulators) {
     stat.update().reorder(feature, positions).vectorize(
         feature, vector, TailStrategy::GuardWithIf);
     return;

@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Codegen.h"
+#include "codegen/ShapeThresholds.h"
 #include "dialect/AttnDialect.h"
 #include "passes/Passes.h"
 #include "tools/common/KernelCheck.h"
@@ -70,8 +71,7 @@ static cl::OptionCategory compileCategory("attn-compile options");
 
 static cl::opt<std::string> specFile(cl::Positional, cl::desc("<spec.mlir>"),
                                      cl::cat(compileCategory));
-static cl::opt<std::string> outputDir("o", cl::Required,
-                                      cl::desc("Output directory"),
+static cl::opt<std::string> outputDir("o", cl::desc("Output directory"),
                                       cl::value_desc("dir"),
                                       cl::cat(compileCategory));
 static cl::list<std::string>
@@ -192,6 +192,13 @@ static cl::opt<std::string> autoscheduler(
              "of the hand schedules: Adams2019, Mullapudi2016 (CPU) or "
              "Anderson2021 (GPU); ignores the tuning cache"),
     cl::value_desc("name"), cl::cat(compileCategory));
+
+static cl::opt<bool> printThresholds(
+    "print-thresholds",
+    cl::desc("Print as JSON every size at which the CPU schedules for "
+             "--target (with the --schedule-param knobs) change form, and "
+             "exit; takes no SPEC and no -o (test/sweep reads it)"),
+    cl::cat(compileCategory));
 
 static int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "attn-compile") << message << "\n";
@@ -666,6 +673,25 @@ int main(int argc, char **argv) {
       return fail("--emit " + kind +
                   ": expected stmt, html, assembly or ptx (comma-separated)");
   }
+  if (printThresholds) {
+    if (!specFile.empty() || outputDir.getNumOccurrences())
+      return fail("--print-thresholds takes no SPEC and no -o");
+    std::optional<cg::TargetInfo> info = cg::describeTarget(target);
+    if (!info)
+      return fail(cg::invalidTargetMessage(target));
+    cg::ScheduleParams params;
+    for (const std::string &assignment : scheduleParams) {
+      std::string error;
+      if (failed(mlir::attn::tuning::setScheduleParam(assignment, params,
+                                                      error)))
+        return fail("--schedule-param " + error);
+    }
+    llvm::outs() << cg::sizeThresholdsJson(params, info->floatVectorWidth)
+                 << "\n";
+    return 0;
+  }
+  if (outputDir.empty())
+    return fail("no output directory given: -o DIR (see --help)");
   if (runtimeOnly) {
     if (!specFile.empty() || noRuntime || report)
       return fail("--runtime-only takes no SPEC and excludes --no-runtime "

@@ -1,0 +1,123 @@
+//===- ShapeThresholds.cpp - Sizes where a CPU schedule changes form ------===//
+
+#include "codegen/ShapeThresholds.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+
+using namespace mlir::attn::codegen;
+
+std::vector<SizeThreshold>
+mlir::attn::codegen::sizeThresholds(const ScheduleParams &params,
+                                    int vectorWidth) {
+  auto width = [&](int requested) {
+    return static_cast<int64_t>(requested > 0 ? requested
+                                              : std::max(1, vectorWidth));
+  };
+  const GemmParams &gemm = params.gemm;
+  const AttentionParams &attention = params.attention;
+  const ChunkedProductParams &chunked = params.chunkedProduct;
+  const DeformableParams &deformable = params.deformable;
+  int64_t gemmVector = width(gemm.vectorWidth);
+  int64_t attentionVector = width(attention.vectorWidth);
+  int64_t reductionVector = width(params.reduction.vectorWidth);
+  int64_t deformableVector = width(deformable.vectorWidth);
+  const unsigned rowsAndCols = kQueryAxis | kFeatureAxis;
+  const unsigned everyDim = kQueryAxis | kKeyAxis | kFeatureAxis | kChannelAxis;
+  std::vector<SizeThreshold> list = {
+      {"vector width", width(0), 0, everyDim,
+       "whole vectors without a tail (vectorize, GuardWithIf tails below)"},
+      {"2 x reduction.vectorWidth", 2 * reductionVector, reductionVector,
+       kKeyAxis | kFeatureAxis,
+       "row statistics reduce in vector lanes (scheduleRowStatistic)"},
+      {"kMaxRegisterAccumulators x vector",
+       kMaxRegisterAccumulators * reductionVector, reductionVector,
+       kFeatureAxis | kKeyAxis,
+       "accumulators unrolled in registers up to this many features"},
+      {"gemm.tileVectors x vector", gemmVector * gemm.tileVectors, 0,
+       kFeatureAxis,
+       "a product's columns span more than one register tile (rhs panel)"},
+      {"gemm.tileRows", gemm.tileRows, 0, kQueryAxis,
+       "a product's rows fill a register tile"},
+      {"gemm.blockRows", gemm.blockRows + 1, 0, kQueryAxis,
+       "a product with more rows than one block is tiled by row blocks, "
+       "not reduced in chunks (scheduleGemm, canFuseIntoEpilogue)"},
+      {"2 x reduction.chunk", 2 * int64_t(params.reduction.chunk), 0,
+       kKeyAxis | kQueryAxis,
+       "a reduction over positions splits into parallel chunks (rfactor)"},
+      {"2 x chunkedProduct.chunk", 2 * int64_t(chunked.chunk), chunked.chunk,
+       kKeyAxis,
+       "K^T V products reduce in parallel chunk tasks; attn.efficient's "
+       "softmax takes its maxima per chunk at multiples of the chunk"},
+      {"chunkedProduct.positionBlock", chunked.positionBlock, 0, kKeyAxis,
+       "blocks of positions inside a chunk task"},
+      {"chunkedProduct.tileRows", chunked.tileRows, 0, kFeatureAxis,
+       "rows of a K^T V register tile"},
+      {"attention.queryBlock", attention.queryBlock, 0, kQueryAxis,
+       "queries per block of row attention"},
+      {"attention.tileRows", attention.tileRows, 0, kQueryAxis,
+       "rows of a score register tile"},
+      {"attention.tileVectors x vector",
+       attentionVector * attention.tileVectors, 0, kKeyAxis | kFeatureAxis,
+       "keys per score register tile, columns per value tile"},
+      {"attention.valueKeyChunk", attention.valueKeyChunk, 0, kKeyAxis,
+       "weights x V runs over chunks of keys"},
+      {"kRowMaxLanes", kRowMaxLanes, 0, kKeyAxis,
+       "row maxima run in lanes over groups of keys (defineLaneMax)"},
+      {"kKeyRowPeriodBytes / 4", kKeyRowPeriodBytes / 4, kKeyRowPeriodBytes / 4,
+       kKeyAxis, "keyT rows are padded against L1 set conflicts"},
+      {"attention.materializedBlock", attention.materializedBlock, 0,
+       rowsAndCols, "rows per task of materialized attention's products"},
+      {"deformable.queriesPerTask", deformable.queriesPerTask, 0, kQueryAxis,
+       "queries per parallel task of deformable sampling"},
+      {"deformable.maxChannelVectors x vector",
+       deformableVector * deformable.maxChannelVectors + 1, 0, kChannelAxis,
+       "channels per (query, head) no longer one vector: vector-wide chunks"},
+  };
+  // The key split: m static, a multiple of keySplit and of kRowMaxLanes,
+  // more than one split (AlgorithmOptions::keySplit).
+  if (attention.keySplit > 0)
+    list.push_back({"2 x attention.keySplit", 2 * int64_t(attention.keySplit),
+                    attention.keySplit, kKeyAxis,
+                    "softmax over keys attends to each key split on its own "
+                    "and merges them"});
+  // Elementwise outputs run in tasks of kElementwiseTaskElements elements:
+  // a row of more elements is a task of its own.
+  list.push_back({"kElementwiseTaskElements", kElementwiseTaskElements + 1, 0,
+                  kFeatureAxis,
+                  "elementwise rows longer than one task run one per task"});
+  list.erase(std::remove_if(list.begin(), list.end(),
+                            [](const SizeThreshold &t) { return t.size < 2; }),
+             list.end());
+  return list;
+}
+
+std::string
+mlir::attn::codegen::sizeThresholdsJson(const ScheduleParams &params,
+                                        int vectorWidth) {
+  static const std::pair<unsigned, const char *> kAxisNames[] = {
+      {kQueryAxis, "queries"},
+      {kKeyAxis, "keys"},
+      {kFeatureAxis, "features"},
+      {kChannelAxis, "channels"}};
+  llvm::json::Array thresholds;
+  for (const SizeThreshold &t : sizeThresholds(params, vectorWidth)) {
+    llvm::json::Array axes;
+    for (auto [bit, name] : kAxisNames)
+      if (t.axes & bit)
+        axes.push_back(name);
+    thresholds.push_back(llvm::json::Object{{"name", t.name},
+                                            {"size", t.size},
+                                            {"period", t.period},
+                                            {"axes", std::move(axes)},
+                                            {"form", t.form}});
+  }
+  llvm::json::Object document{{"vector_width", vectorWidth},
+                              {"thresholds", std::move(thresholds)}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(document)));
+  return text;
+}
