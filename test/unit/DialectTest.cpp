@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "api/ReferenceEvaluator.h"
 #include "dialect/AttnOps.h"
 #include "runtime/Reference.h"
-#include "tools/common/ReferenceEvaluator.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,6 +25,7 @@
 
 using namespace mlir;
 using namespace mlir::attn;
+using namespace mlir::attn::api;
 namespace rt = ::attn::runtime;
 
 namespace {

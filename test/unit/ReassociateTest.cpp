@@ -9,11 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "api/ReferenceEvaluator.h"
 #include "dialect/AttnOps.h"
 #include "passes/CostModel.h"
 #include "passes/Passes.h"
 #include "runtime/Reference.h"
-#include "tools/common/ReferenceEvaluator.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,6 +29,7 @@
 
 using namespace mlir;
 using namespace mlir::attn;
+using namespace mlir::attn::api;
 namespace rt = ::attn::runtime;
 
 namespace {

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/common/TuningCache.h"
+#include "api/TuningCache.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"

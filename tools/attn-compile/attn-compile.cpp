@@ -18,21 +18,21 @@
 // link into one app. Errors carry file:line:col; the exit code is non-zero.
 // For CUDA targets, --report assembles the PTX of every kernel with the CUDA
 // toolkit's ptxas -v and prints its registers, shared memory and spills.
-// With --tune, each kernel's schedule is searched (tools/common/Tuner.h) on
+// With --tune, each kernel's schedule is searched (api/Tuner.h) on
 // the shapes it is compiled for, unless the tuning cache already holds it;
 // the cache is read without --tune too (docs/tuning.md).
 //
 //===----------------------------------------------------------------------===//
 
+#include "api/KernelCheck.h"
+#include "api/ReferenceEvaluator.h"
+#include "api/SpecLoader.h"
+#include "api/Tuner.h"
+#include "api/TuningCache.h"
 #include "codegen/Codegen.h"
 #include "codegen/ShapeThresholds.h"
 #include "dialect/AttnDialect.h"
 #include "passes/Passes.h"
-#include "tools/common/KernelCheck.h"
-#include "tools/common/ReferenceEvaluator.h"
-#include "tools/common/SpecLoader.h"
-#include "tools/common/Tuner.h"
-#include "tools/common/TuningCache.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -557,7 +557,7 @@ LogicalResult chooseSchedule(func::FuncOp func, TuningSetup &setup,
     inputs.push_back(std::move(input));
   }
   SmallVector<rt::Tensor> reference;
-  if (failed(mlir::attn::evaluateWithReference(func, inputs, reference)))
+  if (failed(mlir::attn::api::evaluateWithReference(func, inputs, reference)))
     return failure();
   tuning::TuneOptions tuneOptions;
   tuneOptions.target = target;
@@ -565,7 +565,7 @@ LogicalResult chooseSchedule(func::FuncOp func, TuningSetup &setup,
   tuneOptions.timedRuns = tuneRuns;
   tuneOptions.maxCandidates = tuneCandidates;
   tuneOptions.seed = tuneSeed;
-  tuneOptions.tolerance = mlir::attn::kDefaultCheckTolerance;
+  tuneOptions.tolerance = mlir::attn::api::kDefaultCheckTolerance;
   tuneOptions.argNames = options.argNames;
   FailureOr<tuning::TuneResult> result =
       tuning::tuneKernel(func, inputs, reference, tuneOptions);
@@ -715,17 +715,17 @@ int main(int argc, char **argv) {
                 "other");
 
   DialectRegistry registry;
-  mlir::attn::insertSpecDialects(registry);
+  mlir::attn::api::insertSpecDialects(registry);
   MLIRContext context(registry);
   // The tuner forks a child per candidate: no idle pass-manager threads.
   if (tune)
     context.disableMultithreading();
 
-  mlir::attn::SpecFile file;
+  mlir::attn::api::SpecFile file;
   std::string error;
-  if (failed(mlir::attn::openSpecFile(context, specFile, file, error)))
+  if (failed(mlir::attn::api::openSpecFile(context, specFile, file, error)))
     return error.empty() ? 1 : fail(error);
-  mlir::attn::LoadedSpec &spec = file.spec;
+  mlir::attn::api::LoadedSpec &spec = file.spec;
   if (!cg::isValidTarget(target))
     return fail(cg::invalidTargetMessage(target));
   if ((!reportArch.empty() || !ptxasOption.empty()) && !report)
@@ -746,12 +746,12 @@ int main(int argc, char **argv) {
   for (auto func : spec.module->getOps<func::FuncOp>())
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
       argNames[func.getSymName().str()].push_back(
-          mlir::attn::argumentName(spec.parserState, func, i));
+          mlir::attn::api::argumentName(spec.parserState, func, i));
 
   if (!noDefaultPipeline) {
     std::string message;
-    if (failed(
-            mlir::attn::runKernelPipeline(*spec.module, passPipeline, message)))
+    if (failed(mlir::attn::api::runKernelPipeline(*spec.module, passPipeline,
+                                                  message)))
       return message.empty() ? 1 : fail("--pass-pipeline: " + message);
   }
 

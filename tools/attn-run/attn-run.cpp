@@ -26,16 +26,16 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "api/KernelCheck.h"
+#include "api/ReferenceEvaluator.h"
+#include "api/SpecLoader.h"
+#include "api/Tuner.h"
+#include "api/TuningCache.h"
 #include "codegen/Codegen.h"
 #include "dialect/AttnDialect.h"
 #include "passes/Passes.h"
 #include "runtime/Npy.h"
 #include "runtime/Tensor.h"
-#include "tools/common/KernelCheck.h"
-#include "tools/common/ReferenceEvaluator.h"
-#include "tools/common/SpecLoader.h"
-#include "tools/common/Tuner.h"
-#include "tools/common/TuningCache.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/AsmParser/AsmParserState.h"
@@ -126,11 +126,9 @@ static cl::opt<bool> check(
              "max|kernel - reference| / max|reference| over all results; "
              "exit 1 when rel err > --tolerance"),
     cl::cat(runCategory));
-static cl::opt<double>
-    tolerance("tolerance",
-              cl::desc("Largest max rel err --check accepts (default 1e-4)"),
-              cl::init(mlir::attn::kDefaultCheckTolerance),
-              cl::cat(runCategory));
+static cl::opt<double> tolerance(
+    "tolerance", cl::desc("Largest max rel err --check accepts (default 1e-4)"),
+    cl::init(mlir::attn::api::kDefaultCheckTolerance), cl::cat(runCategory));
 static cl::opt<unsigned> benchRuns(
     "bench",
     cl::desc("Time N runs of the kernel (after one warm-up run) and print "
@@ -240,7 +238,7 @@ static std::string printed(Operation *op) {
 
 /// --verify-rewrites: every function of `module` before and after `pipeline`.
 static int verifyRewritesOf(MLIRContext &context, ModuleOp module,
-                            const mlir::attn::LoadedSpec &spec) {
+                            const mlir::attn::api::LoadedSpec &spec) {
   OwningOpRef<ModuleOp> rewritten = module.clone();
   PassManager passes(&context);
   std::string parseErrors;
@@ -262,19 +260,21 @@ static int verifyRewritesOf(MLIRContext &context, ModuleOp module,
                   func.getSymName());
     std::vector<rt::Tensor> inputs(func.getNumArguments());
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-      std::string name = mlir::attn::argumentName(spec.parserState, func, i);
+      std::string name =
+          mlir::attn::api::argumentName(spec.parserState, func, i);
       auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
       if (!type)
         return fail("argument '" + name + "' of @" + func.getSymName() +
                     " is not a ranked tensor");
-      std::string error = mlir::attn::makeRandomInput(type, dynamicSize, seed + i, name,
-                                    inputs[i]);
+      std::string error = mlir::attn::api::makeRandomInput(
+          type, dynamicSize, seed + i, name, inputs[i]);
       if (!error.empty())
         return fail("@" + func.getSymName() + ": " + error);
     }
     SmallVector<rt::Tensor> before, afterResults;
-    if (failed(mlir::attn::evaluateWithReference(func, inputs, before)) ||
-        failed(mlir::attn::evaluateWithReference(after, inputs, afterResults)))
+    if (failed(mlir::attn::api::evaluateWithReference(func, inputs, before)) ||
+        failed(mlir::attn::api::evaluateWithReference(after, inputs,
+                                                      afterResults)))
       return 1;
     if (before.size() != afterResults.size())
       return fail("--verify-rewrites: @" + func.getSymName() +
@@ -333,7 +333,7 @@ int main(int argc, char **argv) {
       "  attn-run spec.mlir --verify-rewrites attn-reassociate --random 7\n");
 
   DialectRegistry registry;
-  mlir::attn::insertSpecDialects(registry);
+  mlir::attn::api::insertSpecDialects(registry);
   // Passes --verify-rewrites can name.
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
@@ -341,11 +341,11 @@ int main(int argc, char **argv) {
   mlir::attn::registerAttnPipelines();
   MLIRContext context(registry);
 
-  mlir::attn::SpecFile file;
+  mlir::attn::api::SpecFile file;
   std::string error;
-  if (failed(mlir::attn::openSpecFile(context, specFile, file, error)))
+  if (failed(mlir::attn::api::openSpecFile(context, specFile, file, error)))
     return error.empty() ? 1 : fail(error);
-  mlir::attn::LoadedSpec &spec = file.spec;
+  mlir::attn::api::LoadedSpec &spec = file.spec;
 
   if (verifyRewrites.getNumOccurrences()) {
     if (!inputFiles.empty() || !outputFiles.empty() || !funcName.empty())
@@ -384,7 +384,7 @@ int main(int argc, char **argv) {
   unsigned numArgs = func.getNumArguments();
   std::vector<std::string> names;
   for (unsigned i = 0; i < numArgs; ++i)
-    names.push_back(mlir::attn::argumentName(spec.parserState, func, i));
+    names.push_back(mlir::attn::api::argumentName(spec.parserState, func, i));
   std::vector<rt::Tensor> inputs(numArgs);
   std::vector<bool> given(numArgs, false);
   unsigned nextPositional = 0;
@@ -429,9 +429,8 @@ int main(int argc, char **argv) {
       return fail("missing input '" + names[i] + "' (argument #" +
                   llvm::Twine(i) + " of @" + func.getSymName() +
                   "); pass --input " + names[i] + "=file.npy or --random SEED");
-    std::string error =
-        mlir::attn::makeRandomInput(type, dynamicSize, randomSeed + i,
-                                    names[i], inputs[i]);
+    std::string error = mlir::attn::api::makeRandomInput(
+        type, dynamicSize, randomSeed + i, names[i], inputs[i]);
     if (!error.empty())
       return fail(error);
   }
@@ -484,7 +483,8 @@ int main(int argc, char **argv) {
   // Inputs must fit the argument types whichever way the function runs.
   for (unsigned i = 0; i < numArgs; ++i)
     if (auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType())) {
-      std::string mismatch = mlir::attn::describeShapeMismatch(inputs[i], type);
+      std::string mismatch =
+          mlir::attn::api::describeShapeMismatch(inputs[i], type);
       if (!mismatch.empty()) {
         func.emitError("input #") << i << " " << mismatch;
         return 1;
@@ -494,8 +494,8 @@ int main(int argc, char **argv) {
   // The reference runtime: with --reference, and as the oracle of --check.
   SmallVector<rt::Tensor> referenceResults;
   if (useReference || check)
-    if (failed(
-            mlir::attn::evaluateWithReference(func, inputs, referenceResults)))
+    if (failed(mlir::attn::api::evaluateWithReference(func, inputs,
+                                                      referenceResults)))
       return 1;
 
   SmallVector<rt::Tensor> results;
@@ -508,8 +508,8 @@ int main(int argc, char **argv) {
     OwningOpRef<ModuleOp> compiled = spec.module->clone();
     if (!noDefaultPipeline) {
       std::string message;
-      if (failed(mlir::attn::runKernelPipeline(*compiled, passPipeline,
-                                               message)))
+      if (failed(mlir::attn::api::runKernelPipeline(*compiled, passPipeline,
+                                                    message)))
         return message.empty() ? 1 : fail("--pass-pipeline: " + message);
     }
     auto kernelFunc = compiled->lookupSymbol<func::FuncOp>(func.getSymName());
@@ -567,7 +567,7 @@ int main(int argc, char **argv) {
     if (failed((*kernel)->setInputs(hostInputs)) || failed((*kernel)->run()))
       return 1;
     if (benchRuns > 0) {
-      FailureOr<mlir::attn::Timing> timing = mlir::attn::timeRuns(
+      FailureOr<mlir::attn::api::Timing> timing = mlir::attn::api::timeRuns(
           benchRuns, [&] { return (*kernel)->run(); });
       if (failed(timing))
         return 1;
@@ -582,8 +582,8 @@ int main(int argc, char **argv) {
   }
 
   if (check) {
-    mlir::attn::ReferenceComparison comparison =
-        mlir::attn::compareWithReference(results, referenceResults);
+    mlir::attn::api::ReferenceComparison comparison =
+        mlir::attn::api::compareWithReference(results, referenceResults);
     if (!comparison.mismatch.empty())
       return fail("check: @" + func.getSymName() + " " + comparison.mismatch);
     double maxAbsError = comparison.maxAbsError;

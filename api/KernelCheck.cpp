@@ -1,6 +1,6 @@
 //===- KernelCheck.cpp - Compare kernels with the reference; time them ----===//
 
-#include "tools/common/KernelCheck.h"
+#include "api/KernelCheck.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -11,10 +11,10 @@
 using namespace mlir;
 namespace rt = ::attn::runtime;
 
-std::string mlir::attn::makeRandomInput(RankedTensorType type,
-                                        int64_t dynamicSize, uint64_t seed,
-                                        const std::string &name,
-                                        rt::Tensor &input) {
+std::string mlir::attn::api::makeRandomInput(RankedTensorType type,
+                                             int64_t dynamicSize, uint64_t seed,
+                                             const std::string &name,
+                                             rt::Tensor &input) {
   std::vector<int64_t> shape;
   for (int64_t dim : type.getShape()) {
     if (ShapedType::isDynamic(dim)) {
@@ -36,9 +36,9 @@ std::string mlir::attn::makeRandomInput(RankedTensorType type,
   return "";
 }
 
-mlir::attn::ReferenceComparison
-mlir::attn::compareWithReference(ArrayRef<rt::Tensor> kernel,
-                                 ArrayRef<rt::Tensor> reference) {
+mlir::attn::api::ReferenceComparison
+mlir::attn::api::compareWithReference(ArrayRef<rt::Tensor> kernel,
+                                      ArrayRef<rt::Tensor> reference) {
   ReferenceComparison result;
   if (kernel.size() != reference.size()) {
     result.mismatch = "the kernel returns " + std::to_string(kernel.size()) +
@@ -70,8 +70,9 @@ mlir::attn::compareWithReference(ArrayRef<rt::Tensor> kernel,
   return result;
 }
 
-FailureOr<mlir::attn::Timing>
-mlir::attn::timeRuns(unsigned runs, llvm::function_ref<LogicalResult()> run) {
+FailureOr<mlir::attn::api::Timing>
+mlir::attn::api::timeRuns(unsigned runs,
+                          llvm::function_ref<LogicalResult()> run) {
   std::vector<double> times;
   for (unsigned i = 0; i < runs; ++i) {
     auto start = std::chrono::steady_clock::now();

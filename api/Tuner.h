@@ -13,12 +13,12 @@
 // runs. The best measured candidate wins.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_TOOLS_COMMON_TUNER_H
-#define ATTN_TOOLS_COMMON_TUNER_H
+#ifndef ATTN_API_TUNER_H
+#define ATTN_API_TUNER_H
 
+#include "api/TuningCache.h"
 #include "codegen/ScheduleParams.h"
 #include "runtime/Tensor.h"
-#include "tools/common/TuningCache.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -86,4 +86,4 @@ FailureOr<TuneResult> tuneKernel(func::FuncOp kernel,
 
 } // namespace mlir::attn::tuning
 
-#endif // ATTN_TOOLS_COMMON_TUNER_H
+#endif // ATTN_API_TUNER_H

@@ -1,9 +1,9 @@
 //===- Tuner.cpp - Schedule search for one kernel -------------------------===//
 
-#include "tools/common/Tuner.h"
+#include "api/Tuner.h"
 
+#include "api/KernelCheck.h"
 #include "codegen/Codegen.h"
-#include "tools/common/KernelCheck.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
@@ -27,6 +27,7 @@
 
 using namespace mlir;
 using namespace mlir::attn;
+using namespace mlir::attn::api;
 using namespace mlir::attn::tuning;
 namespace cg = mlir::attn::codegen;
 namespace rt = ::attn::runtime;

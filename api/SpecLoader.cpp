@@ -1,6 +1,6 @@
 //===- SpecLoader.cpp - Parse a spec file and name its arguments ----------===//
 
-#include "tools/common/SpecLoader.h"
+#include "api/SpecLoader.h"
 
 #include "dialect/AttnDialect.h"
 #include "passes/Passes.h"
@@ -18,13 +18,14 @@
 
 using namespace mlir;
 
-void mlir::attn::insertSpecDialects(DialectRegistry &registry) {
+void mlir::attn::api::insertSpecDialects(DialectRegistry &registry) {
   registry.insert<AttnDialect, arith::ArithDialect, func::FuncDialect,
                   scf::SCFDialect, tensor::TensorDialect>();
 }
 
-LogicalResult mlir::attn::openSpecFile(MLIRContext &context, StringRef path,
-                                       SpecFile &file, std::string &error) {
+LogicalResult mlir::attn::api::openSpecFile(MLIRContext &context,
+                                            StringRef path, SpecFile &file,
+                                            std::string &error) {
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(false);
   std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(path, &error);
@@ -36,9 +37,9 @@ LogicalResult mlir::attn::openSpecFile(MLIRContext &context, StringRef path,
   return loadSpec(context, file.sourceMgr, file.spec);
 }
 
-LogicalResult mlir::attn::loadSpec(MLIRContext &context,
-                                   llvm::SourceMgr &sourceMgr,
-                                   LoadedSpec &spec) {
+LogicalResult mlir::attn::api::loadSpec(MLIRContext &context,
+                                        llvm::SourceMgr &sourceMgr,
+                                        LoadedSpec &spec) {
   spec.module = ModuleOp::create(UnknownLoc::get(&context));
   ParserConfig config(&context);
   if (failed(parseAsmSourceFile(sourceMgr, spec.module->getBody(), config,
@@ -53,8 +54,8 @@ LogicalResult mlir::attn::loadSpec(MLIRContext &context,
   return verify(*spec.module);
 }
 
-std::string mlir::attn::argumentName(const AsmParserState &state,
-                                     func::FuncOp func, unsigned index) {
+std::string mlir::attn::api::argumentName(const AsmParserState &state,
+                                          func::FuncOp func, unsigned index) {
   if (const AsmParserState::BlockDefinition *def =
           state.getBlockDef(&func.getBody().front())) {
     if (index < def->arguments.size()) {
@@ -70,9 +71,9 @@ std::string mlir::attn::argumentName(const AsmParserState &state,
   return "arg" + std::to_string(index);
 }
 
-LogicalResult mlir::attn::runKernelPipeline(ModuleOp module,
-                                            StringRef passPipeline,
-                                            std::string &error) {
+LogicalResult mlir::attn::api::runKernelPipeline(ModuleOp module,
+                                                 StringRef passPipeline,
+                                                 std::string &error) {
   PassManager pm(module.getContext());
   if (passPipeline.empty()) {
     buildDefaultPipeline(pm);

@@ -7,15 +7,15 @@
 // before and after them. The runtime itself knows nothing of MLIR.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_TOOLS_COMMON_REFERENCEEVALUATOR_H
-#define ATTN_TOOLS_COMMON_REFERENCEEVALUATOR_H
+#ifndef ATTN_API_REFERENCEEVALUATOR_H
+#define ATTN_API_REFERENCEEVALUATOR_H
 
 #include "runtime/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
-namespace mlir::attn {
+namespace mlir::attn::api {
 
 /// Returns an empty string if `tensor` fits `type` (same rank, equal static
 /// dims; `?` takes any size), else a message saying what differs.
@@ -31,6 +31,6 @@ evaluateWithReference(func::FuncOp func,
                       ArrayRef<::attn::runtime::Tensor> inputs,
                       SmallVectorImpl<::attn::runtime::Tensor> &results);
 
-} // namespace mlir::attn
+} // namespace mlir::attn::api
 
-#endif // ATTN_TOOLS_COMMON_REFERENCEEVALUATOR_H
+#endif // ATTN_API_REFERENCEEVALUATOR_H

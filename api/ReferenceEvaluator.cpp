@@ -1,6 +1,6 @@
 //===- ReferenceEvaluator.cpp - Run attn IR on the reference runtime ------===//
 
-#include "tools/common/ReferenceEvaluator.h"
+#include "api/ReferenceEvaluator.h"
 
 #include "dialect/AttnOps.h"
 #include "runtime/Reference.h"
@@ -13,10 +13,11 @@
 
 using namespace mlir;
 using namespace mlir::attn;
+using namespace mlir::attn::api;
 namespace rt = ::attn::runtime;
 
-std::string mlir::attn::describeShapeMismatch(const rt::Tensor &tensor,
-                                              RankedTensorType type) {
+std::string mlir::attn::api::describeShapeMismatch(const rt::Tensor &tensor,
+                                                   RankedTensorType type) {
   bool fits = tensor.rank() == type.getRank();
   for (int64_t i = 0; fits && i < type.getRank(); ++i)
     fits = type.isDynamicDim(i) || type.getDimSize(i) == tensor.shape[i];
@@ -448,8 +449,8 @@ LogicalResult Interpreter::constant(arith::ConstantOp op) {
 }
 
 LogicalResult
-mlir::attn::evaluateWithReference(func::FuncOp func,
-                                  ArrayRef<rt::Tensor> inputs,
-                                  SmallVectorImpl<rt::Tensor> &results) {
+mlir::attn::api::evaluateWithReference(func::FuncOp func,
+                                       ArrayRef<rt::Tensor> inputs,
+                                       SmallVectorImpl<rt::Tensor> &results) {
   return Interpreter().run(func, inputs, results);
 }

@@ -6,8 +6,8 @@
 // reference runtime, and the median of timed runs.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_TOOLS_COMMON_KERNELCHECK_H
-#define ATTN_TOOLS_COMMON_KERNELCHECK_H
+#ifndef ATTN_API_KERNELCHECK_H
+#define ATTN_API_KERNELCHECK_H
 
 #include "runtime/Tensor.h"
 
@@ -17,7 +17,7 @@
 
 #include <string>
 
-namespace mlir::attn {
+namespace mlir::attn::api {
 
 /// The largest max rel err a kernel may show against the reference
 /// (attn-run --check's default --tolerance).
@@ -53,6 +53,6 @@ struct Timing {
 };
 FailureOr<Timing> timeRuns(unsigned runs, llvm::function_ref<LogicalResult()> run);
 
-} // namespace mlir::attn
+} // namespace mlir::attn::api
 
-#endif // ATTN_TOOLS_COMMON_KERNELCHECK_H
+#endif // ATTN_API_KERNELCHECK_H

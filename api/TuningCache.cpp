@@ -1,6 +1,6 @@
 //===- TuningCache.cpp - Persistent, validated cache of tuned schedules ---===//
 
-#include "tools/common/TuningCache.h"
+#include "api/TuningCache.h"
 
 #include "codegen/Codegen.h"
 

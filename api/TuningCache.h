@@ -10,8 +10,8 @@
 // ignored. Writes are atomic (temporary file + rename).
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_TOOLS_COMMON_TUNINGCACHE_H
-#define ATTN_TOOLS_COMMON_TUNINGCACHE_H
+#ifndef ATTN_API_TUNINGCACHE_H
+#define ATTN_API_TUNINGCACHE_H
 
 #include "codegen/ScheduleParams.h"
 
@@ -110,4 +110,4 @@ private:
 
 } // namespace mlir::attn::tuning
 
-#endif // ATTN_TOOLS_COMMON_TUNINGCACHE_H
+#endif // ATTN_API_TUNINGCACHE_H

@@ -7,8 +7,8 @@
 // arguments (`%q` -> "q"), which name inputs and kernel parameters.
 //
 //===----------------------------------------------------------------------===//
-#ifndef ATTN_TOOLS_COMMON_SPECLOADER_H
-#define ATTN_TOOLS_COMMON_SPECLOADER_H
+#ifndef ATTN_API_SPECLOADER_H
+#define ATTN_API_SPECLOADER_H
 
 #include "mlir/AsmParser/AsmParserState.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,7 +21,7 @@
 #include <memory>
 #include <string>
 
-namespace mlir::attn {
+namespace mlir::attn::api {
 
 /// A parsed spec and the parser state that remembers source names.
 struct LoadedSpec {
@@ -64,6 +64,6 @@ LogicalResult runKernelPipeline(ModuleOp module, StringRef passPipeline,
 std::string argumentName(const AsmParserState &state, func::FuncOp func,
                          unsigned index);
 
-} // namespace mlir::attn
+} // namespace mlir::attn::api
 
-#endif // ATTN_TOOLS_COMMON_SPECLOADER_H
+#endif // ATTN_API_SPECLOADER_H
