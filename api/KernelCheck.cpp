@@ -11,6 +11,18 @@
 using namespace mlir;
 namespace rt = ::attn::runtime;
 
+LogicalResult mlir::attn::api::makeRandomTensor(std::vector<int64_t> shape,
+                                                uint64_t seed,
+                                                rt::Tensor &tensor) {
+  tensor = rt::Tensor(std::move(shape));
+  if (tensor.numElements() != rt::checkedNumElements(tensor.shape))
+    return failure();
+  rt::fillUniform(tensor, seed);
+  for (double &value : tensor.data)
+    value = static_cast<float>(value);
+  return success();
+}
+
 std::string mlir::attn::api::makeRandomInput(RankedTensorType type,
                                              int64_t dynamicSize, uint64_t seed,
                                              const std::string &name,
@@ -26,13 +38,9 @@ std::string mlir::attn::api::makeRandomInput(RankedTensorType type,
     }
     shape.push_back(dim);
   }
-  input = rt::Tensor(std::move(shape));
-  if (input.numElements() != rt::checkedNumElements(input.shape))
+  if (failed(makeRandomTensor(std::move(shape), seed, input)))
     return "input '" + name + "' (" + input.shapeString() +
            ") is too large to allocate";
-  rt::fillUniform(input, seed);
-  for (double &value : input.data)
-    value = static_cast<float>(value);
   return "";
 }
 

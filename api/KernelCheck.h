@@ -16,6 +16,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <string>
+#include <vector>
 
 namespace mlir::attn::api {
 
@@ -23,8 +24,13 @@ namespace mlir::attn::api {
 /// (attn-run --check's default --tolerance).
 constexpr double kDefaultCheckTolerance = 1e-4;
 
-/// A uniform [0, 1) input for an argument of `type`, rounded to f32 so f32
-/// kernels and the reference see the same numbers; dynamic dims take
+/// A uniform [0, 1) tensor of `shape` generated from `seed`, rounded to f32
+/// so f32 kernels and the reference see the same numbers. Fails (leaving
+/// `tensor` with the shape and no data) if it is too large to allocate.
+LogicalResult makeRandomTensor(std::vector<int64_t> shape, uint64_t seed,
+                               ::attn::runtime::Tensor &tensor);
+
+/// makeRandomTensor for an argument of `type`; dynamic dims take
 /// `dynamicSize` (negative: none given). Returns an error message, or "" on
 /// success.
 std::string makeRandomInput(RankedTensorType type, int64_t dynamicSize,

@@ -10,10 +10,12 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 using namespace mlir;
@@ -23,9 +25,22 @@ void mlir::attn::api::insertSpecDialects(DialectRegistry &registry) {
                   scf::SCFDialect, tensor::TensorDialect>();
 }
 
-LogicalResult mlir::attn::api::openSpecFile(MLIRContext &context,
-                                            StringRef path, SpecFile &file,
-                                            std::string &error) {
+void mlir::attn::api::registerPipelinePasses() {
+  registerCanonicalizerPass();
+  registerCSEPass();
+  registerAttnPasses();
+  registerAttnPipelines();
+}
+
+LogicalResult mlir::attn::api::openSpecFile(StringRef path, SpecFile &file,
+                                            std::string &error,
+                                            bool multithreading) {
+  DialectRegistry registry;
+  insertSpecDialects(registry);
+  file.context = std::make_unique<MLIRContext>(registry);
+  MLIRContext &context = *file.context;
+  if (!multithreading)
+    context.disableMultithreading();
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(false);
   std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(path, &error);
@@ -69,6 +84,58 @@ std::string mlir::attn::api::argumentName(const AsmParserState &state,
     }
   }
   return "arg" + std::to_string(index);
+}
+
+std::vector<std::string>
+mlir::attn::api::argumentNames(const AsmParserState &state, func::FuncOp func) {
+  std::vector<std::string> names;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    names.push_back(argumentName(state, func, i));
+  return names;
+}
+
+/// The functions of `module` that have a body, in order.
+static SmallVector<func::FuncOp> functionsWithBody(ModuleOp module) {
+  SmallVector<func::FuncOp> funcs;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isExternal())
+      funcs.push_back(func);
+  return funcs;
+}
+
+/// The function with a body named `name`.
+static FailureOr<func::FuncOp> lookupFunction(ModuleOp module, StringRef name,
+                                              StringRef path,
+                                              std::string &error) {
+  auto func = module.lookupSymbol<func::FuncOp>(name);
+  if (!func || func.isExternal()) {
+    error = (path + " has no function @" + name).str();
+    return failure();
+  }
+  return func;
+}
+
+FailureOr<SmallVector<func::FuncOp>>
+mlir::attn::api::selectFunctions(ModuleOp module, ArrayRef<std::string> names,
+                                 StringRef path, std::string &error) {
+  if (names.empty()) {
+    SmallVector<func::FuncOp> funcs = functionsWithBody(module);
+    if (funcs.empty()) {
+      error = (path + " defines no function with a body").str();
+      return failure();
+    }
+    return funcs;
+  }
+  SmallVector<func::FuncOp> funcs;
+  llvm::StringSet<> seen;
+  for (const std::string &name : names) {
+    FailureOr<func::FuncOp> func = lookupFunction(module, name, path, error);
+    if (failed(func))
+      return failure();
+    if (seen.insert(name).second)
+      funcs.push_back(*func);
+  }
+  return funcs;
 }
 
 LogicalResult mlir::attn::api::runKernelPipeline(ModuleOp module,

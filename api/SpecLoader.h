@@ -1,10 +1,10 @@
-//===- SpecLoader.h - Parse a spec file and name its arguments ---*- C++
-//-*-===//
+//===- SpecLoader.h - Open specs, run pipelines, name args ---- -*- C++ -*-===//
 //
-// What attn-run and attn-compile share before evaluation or compilation:
+// What every use of a spec starts with, before evaluation or compilation:
 // parsing (errors carry file:line:col through the SourceMgr handler the
-// caller installs), verification, and the source names of function
-// arguments (`%q` -> "q"), which name inputs and kernel parameters.
+// caller installs), verification, the pass pipeline, choosing functions, and
+// the source names of function arguments (`%q` -> "q"), which name inputs
+// and kernel parameters.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_API_SPECLOADER_H
@@ -15,11 +15,13 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mlir::attn::api {
 
@@ -32,21 +34,28 @@ struct LoadedSpec {
 /// The dialects specs are written in: attn, arith, func, scf and tensor.
 void insertSpecDialects(DialectRegistry &registry);
 
-/// A spec file, the SourceMgr holding its text and the handler that reports
-/// the context's diagnostics at file:line:col in it (for as long as this
-/// lives).
+/// Registers the passes a textual pipeline may name: canonicalize, cse, the
+/// attn passes and attn-default-pipeline.
+void registerPipelinePasses();
+
+/// A spec file and what lives as long as it: its own context, the SourceMgr
+/// holding its text, the handler that reports the context's diagnostics at
+/// file:line:col in it, and the loaded spec.
 struct SpecFile {
+  std::unique_ptr<MLIRContext> context;
   llvm::SourceMgr sourceMgr;
   std::unique_ptr<SourceMgrDiagnosticHandler> diagnostics;
   LoadedSpec spec;
 };
 
-/// Loads every dialect of `context`'s registry, leaves the generic op form
-/// out of diagnostics (file:line:col and the source line say which op), then
-/// opens `path` and loads it with loadSpec. An unreadable file sets `error`;
-/// parse and verifier errors have been reported as diagnostics.
-LogicalResult openSpecFile(MLIRContext &context, StringRef path, SpecFile &file,
-                           std::string &error);
+/// Opens `path` in a new context with the spec dialects loaded (without
+/// `multithreading`, the context runs no threads: a process that forks, like
+/// the tuner, wants none idle), leaves the generic op form out of
+/// diagnostics (file:line:col and the source line say which op), and loads
+/// it with loadSpec. An unreadable file sets `error`; parse and verifier
+/// errors have been reported as diagnostics.
+LogicalResult openSpecFile(StringRef path, SpecFile &file, std::string &error,
+                           bool multithreading = true);
 
 /// Parses the main buffer of `sourceMgr` and verifies it. A file holding one
 /// explicit `module { ... }` is that module.
@@ -63,6 +72,17 @@ LogicalResult runKernelPipeline(ModuleOp module, StringRef passPipeline,
 /// else "argN".
 std::string argumentName(const AsmParserState &state, func::FuncOp func,
                          unsigned index);
+
+/// The source names of every argument of `func`, in order.
+std::vector<std::string> argumentNames(const AsmParserState &state,
+                                       func::FuncOp func);
+
+/// The functions with a body that `names` name, each once in the order
+/// given, or every function with a body when `names` is empty. Errors name
+/// the spec by `path`.
+FailureOr<SmallVector<func::FuncOp>>
+selectFunctions(ModuleOp module, ArrayRef<std::string> names, StringRef path,
+                std::string &error);
 
 } // namespace mlir::attn::api
 

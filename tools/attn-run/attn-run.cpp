@@ -332,18 +332,12 @@ int main(int argc, char **argv) {
       "  attn-run spec.mlir --random 7 --bench 20   # median JIT time\n"
       "  attn-run spec.mlir --verify-rewrites attn-reassociate --random 7\n");
 
-  DialectRegistry registry;
-  mlir::attn::api::insertSpecDialects(registry);
   // Passes --verify-rewrites can name.
-  mlir::registerCanonicalizerPass();
-  mlir::registerCSEPass();
-  mlir::attn::registerAttnPasses();
-  mlir::attn::registerAttnPipelines();
-  MLIRContext context(registry);
+  mlir::attn::api::registerPipelinePasses();
 
   mlir::attn::api::SpecFile file;
   std::string error;
-  if (failed(mlir::attn::api::openSpecFile(context, specFile, file, error)))
+  if (failed(mlir::attn::api::openSpecFile(specFile, file, error)))
     return error.empty() ? 1 : fail(error);
   mlir::attn::api::LoadedSpec &spec = file.spec;
 
@@ -356,7 +350,7 @@ int main(int argc, char **argv) {
       return fail("--verify-rewrites compares the reference runtime before "
                   "and after the pipeline; it takes no --reference, --check, "
                   "--bench, --aot or --target");
-    return verifyRewritesOf(context, *spec.module, spec);
+    return verifyRewritesOf(*file.context, *spec.module, spec);
   }
 
   // Pick the function.

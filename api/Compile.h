@@ -1,0 +1,77 @@
+//===- Compile.h - Compile specs to files or in-process kernels -*- C++ -*-===//
+//
+// A spec's functions compile after attn-default-pipeline (or another
+// pipeline) with the schedule api/ScheduleChoice.h chooses, to files as
+// attn-compile writes them: <func>.a + <func>.h per function and the Halide
+// runtime once (codegen/Codegen.h).
+// Errors follow api/Console.h.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_API_COMPILE_H
+#define ATTN_API_COMPILE_H
+
+#include "api/Console.h"
+#include "api/ScheduleChoice.h"
+#include "api/SpecLoader.h"
+#include "codegen/Codegen.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::attn::api {
+
+/// Sets the extra files of `emit` from "stmt", "html", "assembly" and "ptx"
+/// (--emit).
+LogicalResult parseEmitKinds(ArrayRef<std::string> kinds,
+                             codegen::EmitOptions &emit, std::string &error);
+
+/// The sizes at which the CPU schedules for `target` (with the knobs of
+/// `params`, "group.name=value") change form, as JSON (codegen/
+/// ShapeThresholds.h; attn-compile --print-thresholds).
+FailureOr<std::string> sizeThresholds(StringRef target,
+                                      ArrayRef<std::string> params,
+                                      std::string &error);
+
+/// Writes only the Halide runtime for `target`, as <dir>/<name>.a, creating
+/// `dir` (attn-compile --runtime-only).
+LogicalResult writeRuntime(StringRef dir, StringRef name, StringRef target,
+                           std::string &error);
+
+/// What compileSpec writes and how.
+struct CompileSpecOptions {
+  std::string outputDir;
+  std::string target = "host";
+  /// The functions to compile; empty: every function with a body.
+  std::vector<std::string> funcNames;
+  std::string passPipeline; ///< "": attn-default-pipeline
+  bool runPipeline = true;  ///< false: compile the functions as written
+  codegen::EmitOptions emit;
+  std::string runtimeName = "attn_runtime"; ///< <outputDir>/<name>.a
+  bool writeRuntime = true;
+  ScheduleOptions schedule;
+  /// CUDA targets: assemble each kernel's PTX with ptxas -v and print its
+  /// resource use (api/GpuReport.h), with this ptxas and GPU ("": the
+  /// defaults).
+  bool report = false;
+  std::string ptxas, reportGpu;
+};
+
+/// Compiles the functions of `spec` (read from `specPath`, which error
+/// messages name) to files in options.outputDir, as attn-compile does:
+/// checks the options and reads the tuning cache, runs the pass pipeline on
+/// `spec`, then for each function chooses its schedule, writes its files and
+/// reports its GPU resource use if asked; finally writes the runtime.
+/// `tune:` and `report:` lines go to `console`.
+LogicalResult compileSpec(LoadedSpec &spec, StringRef specPath,
+                          const CompileSpecOptions &options,
+                          const Console &console, std::string &error);
+
+/// Opens the spec at `specPath` in a context of its own and compiles it with
+/// compileSpec.
+LogicalResult compileSpecFile(StringRef specPath,
+                              const CompileSpecOptions &options,
+                              const Console &console, std::string &error);
+
+} // namespace mlir::attn::api
+
+#endif // ATTN_API_COMPILE_H
