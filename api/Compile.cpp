@@ -16,6 +16,7 @@
 using namespace mlir;
 using namespace mlir::attn::api;
 namespace cg = mlir::attn::codegen;
+namespace rt = ::attn::runtime;
 
 LogicalResult mlir::attn::api::parseEmitKinds(ArrayRef<std::string> kinds,
                                               cg::EmitOptions &emit,
@@ -158,4 +159,101 @@ mlir::attn::api::compileSpecFile(StringRef specPath,
                           /*multithreading=*/!options.schedule.tune)))
     return failure();
   return compileSpec(file.spec, specPath, options, console, error);
+}
+
+LogicalResult
+mlir::attn::api::checkKernelOptions(KernelOptions &options,
+                                    ArrayRef<std::string> scheduleParams,
+                                    std::string &error) {
+  auto fail = [&](const Twine &message) {
+    error = message.str();
+    return failure();
+  };
+  const cg::CompileOptions &compile = options.compile;
+  if (!options.runPipeline && !options.passPipeline.empty())
+    return fail("--no-default-pipeline and --pass-pipeline exclude each "
+                "other");
+  if (!cg::isValidTarget(compile.target))
+    return fail(cg::invalidTargetMessage(compile.target));
+  bool cached = !options.tuningCache.empty();
+  if (!compile.autoscheduler.empty() && cached)
+    return fail("--autoscheduler and --tuning-cache exclude each other");
+  if (!scheduleParams.empty() && (!compile.autoscheduler.empty() || cached))
+    return fail("--schedule-param sets the hand schedules; it excludes "
+                "--reference, --autoscheduler and --tuning-cache");
+  if (failed(
+          parseScheduleParams(scheduleParams, options.compile.schedule, error)))
+    return failure();
+  if (!compile.autoscheduler.empty())
+    return checkAutoscheduler(compile.autoscheduler, error);
+  return success();
+}
+
+LoadedKernel::~LoadedKernel() {
+  // The shared object of an AOT kernel goes before its files.
+  kernel.reset();
+  if (!aotDir.empty())
+    llvm::sys::fs::remove_directories(aotDir);
+}
+
+LogicalResult LoadedKernel::run(ArrayRef<rt::Tensor> inputs) {
+  std::vector<cg::HostTensor> hostInputs;
+  for (const rt::Tensor &input : inputs)
+    hostInputs.push_back({input.shape, input.data});
+  return success(succeeded(kernel->setInputs(hostInputs)) &&
+                 succeeded(kernel->run()));
+}
+
+FailureOr<Timing> LoadedKernel::time(unsigned runs) {
+  return timeRuns(runs, [&] { return kernel->run(); });
+}
+
+SmallVector<rt::Tensor> LoadedKernel::results() const {
+  SmallVector<rt::Tensor> results;
+  for (cg::HostTensor &result : kernel->results())
+    results.push_back(
+        rt::Tensor(std::move(result.shape), std::move(result.data)));
+  return results;
+}
+
+FailureOr<std::unique_ptr<LoadedKernel>>
+mlir::attn::api::compileKernel(ModuleOp module, StringRef name,
+                               KernelOptions options, const Console &console,
+                               std::string &error) {
+  auto loaded = std::make_unique<LoadedKernel>();
+  loaded->funcName = name.str();
+  loaded->module = module.clone();
+  if (options.runPipeline) {
+    std::string message;
+    if (failed(runKernelPipeline(*loaded->module, options.passPipeline,
+                                 message))) {
+      if (!message.empty())
+        error = "--pass-pipeline: " + message;
+      return failure();
+    }
+  }
+  auto func = loaded->module->lookupSymbol<func::FuncOp>(name);
+  if (!func || func.isExternal()) {
+    error = ("the pass pipeline removed @" + name).str();
+    return failure();
+  }
+  if (!options.tuningCache.empty() &&
+      failed(useCachedSchedule(func, options.tuningCache, options.compile,
+                               console, error)))
+    return failure();
+  if (options.aot) {
+    if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(
+            "attn-run-aot", loaded->aotDir)) {
+      error = "cannot create a temporary directory: " + ec.message();
+      return failure();
+    }
+  }
+  FailureOr<std::unique_ptr<cg::Kernel>> kernel =
+      options.aot
+          ? cg::Kernel::compileAot(func, options.compile, loaded->aotDir)
+          : cg::Kernel::compileJit(func, options.compile);
+  if (failed(kernel))
+    return failure();
+  loaded->kernel = std::move(*kernel);
+  return loaded;
 }

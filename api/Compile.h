@@ -1,9 +1,10 @@
 //===- Compile.h - Compile specs to files or in-process kernels -*- C++ -*-===//
 //
 // A spec's functions compile after attn-default-pipeline (or another
-// pipeline) with the schedule api/ScheduleChoice.h chooses, to files as
-// attn-compile writes them: <func>.a + <func>.h per function and the Halide
-// runtime once (codegen/Codegen.h).
+// pipeline) with the schedule api/ScheduleChoice.h chooses: to files, as
+// attn-compile writes them (<func>.a + <func>.h per function and the Halide
+// runtime once, codegen/Codegen.h), or to a kernel loaded in this process,
+// as attn-run runs it (JIT, or ahead of time exactly as attn-compile does).
 // Errors follow api/Console.h.
 //
 //===----------------------------------------------------------------------===//
@@ -11,10 +12,15 @@
 #define ATTN_API_COMPILE_H
 
 #include "api/Console.h"
+#include "api/KernelCheck.h"
 #include "api/ScheduleChoice.h"
 #include "api/SpecLoader.h"
 #include "codegen/Codegen.h"
+#include "runtime/Tensor.h"
 
+#include "llvm/ADT/SmallString.h"
+
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -71,6 +77,65 @@ LogicalResult compileSpec(LoadedSpec &spec, StringRef specPath,
 LogicalResult compileSpecFile(StringRef specPath,
                               const CompileSpecOptions &options,
                               const Console &console, std::string &error);
+
+/// How compileKernel compiles a function to run in this process.
+struct KernelOptions {
+  /// Target, argument names, hand-schedule knobs or autoscheduler, and
+  /// shape estimates (the shapes the kernel will run on).
+  codegen::CompileOptions compile;
+  std::string passPipeline; ///< "": attn-default-pipeline
+  bool runPipeline = true;  ///< false: compile the function as written
+  /// "": none; else the schedule this tuning cache holds for the kernel on
+  /// compile.shapeEstimates, if any (api/ScheduleChoice.h).
+  std::string tuningCache;
+  /// Compile ahead of time as attn-compile does (static library + runtime,
+  /// linked into a temporary shared object with `c++`) instead of JIT.
+  bool aot = false;
+};
+
+/// Checks `options` as attn-run takes them (the pipeline options, the
+/// target, an autoscheduler or a tuning cache, and knobs `scheduleParams`
+/// for the hand schedules, which it parses into options.compile.schedule).
+LogicalResult checkKernelOptions(KernelOptions &options,
+                                 ArrayRef<std::string> scheduleParams,
+                                 std::string &error);
+
+/// A kernel compiled and loaded in this process, run on reference-runtime
+/// tensors. Owns the compiled copy of the spec and the AOT files, which it
+/// removes when destroyed.
+class LoadedKernel {
+public:
+  LoadedKernel() = default;
+  ~LoadedKernel();
+  LoadedKernel(const LoadedKernel &) = delete;
+  LoadedKernel &operator=(const LoadedKernel &) = delete;
+
+  /// The function's symbol name.
+  StringRef functionName() const { return funcName; }
+  /// Binds `inputs` (one per argument, in order) and runs the kernel once.
+  /// Errors are emitted at the function.
+  LogicalResult run(ArrayRef<::attn::runtime::Tensor> inputs);
+  /// Runs the kernel `runs` more times on the bound inputs.
+  FailureOr<Timing> time(unsigned runs);
+  /// The results of the last run.
+  SmallVector<::attn::runtime::Tensor> results() const;
+
+private:
+  friend FailureOr<std::unique_ptr<LoadedKernel>>
+  compileKernel(ModuleOp, StringRef, KernelOptions, const Console &,
+                std::string &);
+  OwningOpRef<ModuleOp> module; ///< the spec after the pass pipeline
+  std::string funcName;
+  SmallString<128> aotDir; ///< "" for a JIT kernel
+  std::unique_ptr<codegen::Kernel> kernel;
+};
+
+/// Compiles function `name` of `module` to run in this process, as attn-run
+/// does: on a copy of `module`, after the pass pipeline (argument order and
+/// names are those of the spec).
+FailureOr<std::unique_ptr<LoadedKernel>>
+compileKernel(ModuleOp module, StringRef name, KernelOptions options,
+              const Console &console, std::string &error);
 
 } // namespace mlir::attn::api
 

@@ -288,3 +288,26 @@ LogicalResult mlir::attn::api::chooseSchedule(func::FuncOp func,
     return success();
   return tuneAndCache(func, *shapes, key, setup, compile, console);
 }
+
+LogicalResult mlir::attn::api::useCachedSchedule(func::FuncOp func,
+                                                 StringRef cachePath,
+                                                 cg::CompileOptions &compile,
+                                                 const Console &console,
+                                                 std::string &error) {
+  FailureOr<tuning::TuningCache> cache = loadCache(cachePath, console, error);
+  if (failed(cache))
+    return failure();
+  std::optional<cg::TargetInfo> info = cg::describeTarget(compile.target);
+  tuning::CacheKey key =
+      tuning::makeCacheKey(func, compile.shapeEstimates, info->resolved);
+  if (const tuning::CacheEntry *hit = cache->lookup(key)) {
+    compile.schedule = hit->params;
+    compile.autoscheduler = hit->autoscheduler;
+    *console.err << "tune: @" << func.getSymName() << " cache hit in "
+                 << cachePath << ": " << hit->candidate << "\n";
+  } else {
+    *console.err << "tune: @" << func.getSymName() << " cache miss in "
+                 << cachePath << "; default schedule\n";
+  }
+  return success();
+}

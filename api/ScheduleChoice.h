@@ -82,6 +82,13 @@ LogicalResult chooseSchedule(func::FuncOp func, ScheduleSetup &setup,
                              codegen::CompileOptions &compile,
                              const Console &console);
 
+/// attn-run --tuning-cache: the schedule `cachePath` holds for `func` (after
+/// the passes) on `compile.shapeEstimates` and `compile.target` (which must
+/// be valid), if any; prints whether it hit.
+LogicalResult useCachedSchedule(func::FuncOp func, StringRef cachePath,
+                                codegen::CompileOptions &compile,
+                                const Console &console, std::string &error);
+
 } // namespace mlir::attn::api
 
 #endif // ATTN_API_SCHEDULECHOICE_H

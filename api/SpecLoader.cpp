@@ -138,6 +138,25 @@ mlir::attn::api::selectFunctions(ModuleOp module, ArrayRef<std::string> names,
   return funcs;
 }
 
+FailureOr<func::FuncOp> mlir::attn::api::selectFunction(ModuleOp module,
+                                                        StringRef name,
+                                                        StringRef path,
+                                                        std::string &error) {
+  if (!name.empty())
+    return lookupFunction(module, name, path, error);
+  SmallVector<func::FuncOp> funcs = functionsWithBody(module);
+  if (funcs.size() != 1) {
+    std::string names;
+    for (func::FuncOp f : funcs)
+      names += " @" + f.getSymName().str();
+    error = (path + " defines " + llvm::Twine(funcs.size()) +
+             " functions; choose one with --func:" + names)
+                .str();
+    return failure();
+  }
+  return funcs.front();
+}
+
 LogicalResult mlir::attn::api::runKernelPipeline(ModuleOp module,
                                                  StringRef passPipeline,
                                                  std::string &error) {

@@ -84,6 +84,11 @@ FailureOr<SmallVector<func::FuncOp>>
 selectFunctions(ModuleOp module, ArrayRef<std::string> names, StringRef path,
                 std::string &error);
 
+/// The function with a body named `name`, or, when `name` is empty, the
+/// only function with a body. Errors name the spec by `path`.
+FailureOr<func::FuncOp> selectFunction(ModuleOp module, StringRef name,
+                                       StringRef path, std::string &error);
+
 } // namespace mlir::attn::api
 
 #endif // ATTN_API_SPECLOADER_H
