@@ -105,6 +105,13 @@ static void scheduleDeformable(OpStages &op, const ScheduleContext &ctx,
   int width = channels <= p.maxChannelVectors * vector ? channels : vector;
   TailStrategy tail = channels % width == 0 ? TailStrategy::RoundUp
                                             : TailStrategy::ShiftInwards;
+  // An update may not shift its tail inwards (Halide rejects it: the
+  // overlap would add twice), nor round it up (it would read channels of
+  // `value` past D): a D past the one-vector limit that is not a multiple
+  // of the vector guards its last vector (the shape sweep found D = 65).
+  TailStrategy updateTail = channels % width == 0
+                                ? TailStrategy::RoundUp
+                                : TailStrategy::GuardWithIf;
   Var head("head"), channel("channel"), co("co"), ci("ci");
   out.split(c, head, channel, channels, TailStrategy::RoundUp)
       .split(channel, co, ci, width, tail)
@@ -113,7 +120,7 @@ static void scheduleDeformable(OpStages &op, const ScheduleContext &ctx,
   heads.compute_at(out, head).vectorize(d, width, tail);
   heads.update()
       .reorder(d, r.x, r.y, r.z)
-      .vectorize(d, width, tail)
+      .vectorize(d, width, updateTail)
       .unroll(r.x);
   // The corners of one (query, head): 4 x P x L, vectorized across the
   // corners and points of a level.

@@ -75,3 +75,25 @@ func.func @deform_corners_f64(%value: tensor<2x41x3x5xf64>,
       -> tensor<2x7x15xf64>
   return %o : tensor<2x7x15xf64>
 }
+
+// D = 65: past deformable.maxChannelVectors (4) vectors, so vector-wide
+// chunks with a guarded last one (the shape sweep found it failing to
+// compile: an update cannot shift its tail inwards). AVX2 reaches the same
+// form at D = 33.
+func.func @deform_d65(%value: tensor<2x42x3x65xf32>,
+                      %loc: tensor<2x11x3x3x2x2xf32>,
+                      %w: tensor<2x11x3x3x2xf32>) -> tensor<2x11x195xf32> {
+  %o = attn.deformable %value, %loc, %w levels [5x7, 3x2, 1x1]
+      : tensor<2x42x3x65xf32>, tensor<2x11x3x3x2x2xf32>, tensor<2x11x3x3x2xf32>
+      -> tensor<2x11x195xf32>
+  return %o : tensor<2x11x195xf32>
+}
+
+func.func @deform_d33_ac(%value: tensor<2x42x3x33xf32>,
+                         %loc: tensor<2x11x3x3x2x2xf32>,
+                         %w: tensor<2x11x3x3x2xf32>) -> tensor<2x11x99xf32> {
+  %o = attn.deformable %value, %loc, %w levels [5x7, 3x2, 1x1] align_corners
+      : tensor<2x42x3x33xf32>, tensor<2x11x3x3x2x2xf32>, tensor<2x11x3x3x2xf32>
+      -> tensor<2x11x99xf32>
+  return %o : tensor<2x11x99xf32>
+}
