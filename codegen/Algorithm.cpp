@@ -1,10 +1,15 @@
 //===- Algorithm.cpp - attn ops as Halide Func graphs ---------------------===//
 //
-// One lowering function per op, found through a table keyed by op name: to
-// support a new op, write `lowerFoo` and add one row to kLowerings. Each
-// lowering reads its operands' TensorFuncs, defines the result Func (and
-// named helper Funcs), records them in an OpStages entry for the schedules,
-// and adds run-time requirements for dynamic sizes that must agree.
+// The core of the algorithm half: TensorFunc, the pipeline of a
+// KernelAlgorithm, and KernelBuilder's driver and shared helpers. Every op is
+// lowered by one function, found through a table keyed by op name
+// (kLowerings, below). The lowerings are moving to one file per op family
+// (KernelBuilder.h lists those that have); the others are below. To support
+// a new op, write `lowerFoo`, declare it in KernelBuilder.h and add one row
+// to kLowerings. Each lowering reads its operands' TensorFuncs, defines the
+// result Func (and named helper Funcs), records them in an OpStages entry
+// for the schedules, and adds run-time requirements for dynamic sizes that
+// must agree.
 //
 // Masked scores: Halide compiles with no-infs/no-nans fast-math flags, so
 // -inf is never relied on in arithmetic. Masked entries are tested with
@@ -13,31 +18,22 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/Algorithm.h"
+#include "codegen/KernelBuilder.h"
 #include "codegen/LoweringFixes.h"
-
-#include "dialect/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <array>
 #include <cmath>
-#include <functional>
-#include <limits>
 #include <set>
 
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::codegen;
-using Halide::Expr;
-using Halide::Func;
-using Halide::RDom;
-using Halide::Var;
+using namespace mlir::attn::codegen::detail;
 
 Expr TensorFunc::operator()(std::vector<Expr> index) const {
   std::reverse(index.begin(), index.end());
@@ -77,44 +73,6 @@ std::vector<Halide::Argument> KernelAlgorithm::arguments() const {
 }
 
 namespace {
-
-using Index = std::vector<Expr>;
-
-/// Defines f(index) = value with `vars` in MLIR order.
-void define(Func f, const std::vector<Var> &vars, Expr value) {
-  std::vector<Var> args(vars.rbegin(), vars.rend());
-  f(args) = value;
-}
-
-Index toExprs(const std::vector<Var> &vars) {
-  return Index(vars.begin(), vars.end());
-}
-
-/// Calls f at `index` (MLIR order).
-Expr call(Func f, Index index) {
-  std::reverse(index.begin(), index.end());
-  return f(index);
-}
-
-/// Defines an update f(index) = value at an index that holds RVars.
-void update(Func f, Index index, Expr value) {
-  std::reverse(index.begin(), index.end());
-  f(index) = value;
-}
-
-Expr constant(Halide::Type type, double value) {
-  return Halide::Internal::make_const(type, value);
-}
-
-/// Lowest finite value of `type`: the identity of the masked maximum.
-Expr lowest(Halide::Type type) {
-  return type.bits() == 64 ? constant(type, -std::numeric_limits<double>::max())
-                           : constant(type, -std::numeric_limits<float>::max());
-}
-
-/// True where x is -inf (an additive mask or causal_mask fill); is_inf is
-/// exempt from Halide's fast-math flags.
-Expr isNegInf(Expr x) { return Halide::is_inf(x) && x < 0; }
 
 /// Lanes of the first stage of a row maximum over keys (one AVX-512 f32
 /// vector; see lowerDotProductSpec).
@@ -157,197 +115,6 @@ LaneMax defineLaneMax(Func max, const std::vector<Var> &sliceVars,
   return {lanes, groups, lanesR};
 }
 
-class KernelBuilder {
-public:
-  KernelBuilder(func::FuncOp func, ArrayRef<std::string> argNames,
-                const AlgorithmOptions &options)
-      : func(func), argNames(argNames), options(options) {}
-  FailureOr<KernelAlgorithm> run();
-
-  // Lowerings, one per op (see kLowerings).
-  LogicalResult lowerMatmul(Operation *op);
-  LogicalResult lowerNormalize(Operation *op);
-  LogicalResult lowerScale(Operation *op);
-  LogicalResult lowerFeatureMap(Operation *op);
-  LogicalResult lowerPrefixSum(Operation *op);
-  LogicalResult lowerCausalMask(Operation *op);
-  LogicalResult lowerAdd(Operation *op);
-  LogicalResult lowerBilinearGather(Operation *op);
-  LogicalResult lowerDotProduct(Operation *op);
-  LogicalResult lowerEfficient(Operation *op);
-  LogicalResult lowerExternal(Operation *op);
-  LogicalResult lowerDeformable(Operation *op);
-  LogicalResult lowerExpandShape(Operation *op);
-  LogicalResult lowerCollapseShape(Operation *op);
-  LogicalResult lowerConstant(Operation *op);
-  LogicalResult lowerMul(Operation *op);
-  LogicalResult lowerDiv(Operation *op);
-  LogicalResult lowerReduceSum(Operation *op);
-  LogicalResult lowerCast(Operation *op);
-  LogicalResult lowerFloor(Operation *op);
-  LogicalResult lowerGatherPixels(Operation *op);
-  LogicalResult lowerExtractSlice(Operation *op);
-  // Sizes: index and i1 values become scalar Exprs (see `scalars`).
-  LogicalResult lowerDim(Operation *op);
-  LogicalResult lowerIndexArith(Operation *op);
-  LogicalResult lowerCmpI(Operation *op);
-  LogicalResult lowerSelect(Operation *op);
-  LogicalResult lowerIf(Operation *op);
-
-private:
-  /// Description of a dot-product attention for the shared lowering of
-  /// attn.dot_product and attn.external.
-  struct DotProductSpec {
-    Value query, key, value, mask;
-    std::vector<std::tuple<NormKind, NormAxis, double>> steps;
-    double scale = 1.0;
-    FeatureMap featureMap = FeatureMap::identity;
-    bool causal = false;
-  };
-  LogicalResult lowerDotProductSpec(Operation *op, const DotProductSpec &spec);
-  struct AttentionLayout;
-  /// True where the additive mask of `spec` is -inf at (row, col). Tested on
-  /// the mask itself, not on the scores: scores + (-inf) is an add under
-  /// the no-infs fast-math flags, whose is_inf LLVM may fold to false.
-  Expr maskHides(const AttentionLayout &batch, const DotProductSpec &spec,
-                 Expr row, Expr col);
-  /// The weights and output of a softmax over keys, split into key ranges of
-  /// `split` (AlgorithmOptions::keySplit), after `stages` (query, keyT, dot,
-  /// scores) are defined.
-  LogicalResult lowerKeySplitSoftmax(Operation *op, const std::string &name,
-                                     const AttentionLayout &batch,
-                                     const DotProductSpec &spec,
-                                     const TensorFunc &v,
-                                     std::map<std::string, Func> stages,
-                                     std::map<std::string, RDom> domains,
-                                     int64_t split);
-  /// The layout of a batched result (lead..., rows, cols): `lead`
-  /// broadcasts the operands' leading dims and is indexed by batch Vars b0,
-  /// b1, ... placed before each Func's own trailing Vars.
-  struct BatchedLayout {
-    std::vector<Expr> lead;
-    std::vector<Var> batchVars;
-    /// Result extents (lead..., rows, cols).
-    std::vector<Expr> shape;
-    /// The batch Vars followed by `tail`, to define a Func.
-    std::vector<Var> vars(std::initializer_list<Var> tail) const;
-    /// The batch index followed by `tail`, to call a Func.
-    Index index(std::initializer_list<Expr> tail) const;
-    /// Element of operand `t` at the broadcast batch index followed by
-    /// `tail` (its own last two dims).
-    Expr operand(const TensorFunc &t, const Index &tail) const;
-  };
-  /// Broadcasts `operands`' leading dims (all but the last two) and checks
-  /// the op's result type against (lead..., rows, cols).
-  FailureOr<BatchedLayout> batchedLayout(Operation *op,
-                                         ArrayRef<const TensorFunc *> operands,
-                                         Expr rows, Expr cols,
-                                         const std::string &name);
-  /// Attention over Q (..., n, dk), K (..., m, dk), V (..., m, dv) with an
-  /// optional mask (..., n, m); the result is (lead..., n, dv).
-  struct AttentionLayout : BatchedLayout {
-    Expr n, dk, m, dv;
-  };
-  /// Checks the dims that q, k, v (and `mask`) share, then as batchedLayout.
-  FailureOr<AttentionLayout> attentionLayout(Operation *op, const TensorFunc &q,
-                                             const TensorFunc &k,
-                                             const TensorFunc &v,
-                                             const TensorFunc *mask,
-                                             const std::string &name);
-  /// The levels of a per-sample gather (bilinear_gather, gather_pixels):
-  /// checks them and that value (N, Lv, M, D) and the samples
-  /// (N, Lq, M, L, P, 2) agree; the result shape (N, Lq, M, L, P, D) and
-  /// level `l`'s height, width and first row as select chains on `l`.
-  struct SampleLevels {
-    std::vector<Expr> shape;
-    Expr height, width, start;
-  };
-  FailureOr<SampleLevels> sampleLevels(Operation *op,
-                                       ArrayRef<int64_t> flatLevels,
-                                       const TensorFunc &value,
-                                       const TensorFunc &samples,
-                                       const std::string &name, Var l);
-  /// Looks `op` up in kLowerings and lowers it.
-  LogicalResult lowerOp(Operation &op);
-  /// Elementwise `combine(lhs, rhs)` with numpy broadcasting (attn.add,
-  /// attn.mul, attn.div).
-  LogicalResult
-  lowerBroadcastBinary(Operation *op, Value lhsValue, Value rhsValue,
-                       const std::function<Expr(Expr, Expr)> &combine);
-  /// The scalar Expr of an index or i1 value, or an error at `user`.
-  FailureOr<Expr> scalar(Operation *user, Value value);
-
-  const TensorFunc &get(Value value) { return values.find(value)->second; }
-  std::string freshName(StringRef base) {
-    return (base + "_" + llvm::Twine(counters[base.str()]++)).str();
-  }
-  /// "matmul_0" for attn.matmul, "expand_shape_0" for tensor.expand_shape.
-  std::string opFuncName(Operation *op) {
-    return freshName(op->getName().stripDialect());
-  }
-  std::vector<Var> makeVars(size_t rank, StringRef prefix = "d") {
-    std::vector<Var> vars;
-    for (size_t i = 0; i < rank; ++i)
-      vars.emplace_back((prefix + llvm::Twine(i)).str());
-    return vars;
-  }
-  FailureOr<Halide::Type> elementType(Operation *op, Type type);
-  /// Extents of `type`: static dims as constants, dynamic dims from
-  /// `computed` (which must have the same rank).
-  FailureOr<std::vector<Expr>> extents(Operation *op, RankedTensorType type,
-                                       const std::vector<Expr> &computed);
-  /// Requires a == b at run time unless both are constants (the verifier
-  /// checked those).
-  void requireEqual(Expr a, Expr b, const std::string &what);
-  /// numpy broadcast of several leading shapes; result extents, with
-  /// requirements for dynamic dims (which must equal the result extent).
-  std::vector<Expr> broadcastShape(const std::vector<std::vector<Expr>> &shapes,
-                                   const std::string &what);
-  /// Index of an operand with leading shape `shape` for result index `index`
-  /// (both right-aligned; stretched dims read index 0).
-  static Index broadcastIndex(const std::vector<Expr> &shape,
-                              const std::vector<Expr> &resultShape,
-                              const Index &index);
-  /// The index in algorithm.ops of the op that computes `value`
-  /// (algorithm.ops.size() if none).
-  size_t opIndex(Value value);
-  /// Marks a returned pointwise op as the epilogue of a product.
-  void markEpilogue(Value returned);
-  /// Marks column sums that can share a chunked product's tasks.
-  void markSharedColumnSums();
-  /// Records the op's result.
-  void bind(Operation *op, Family family, TensorFunc result,
-            std::map<std::string, Func> stages = {},
-            std::map<std::string, RDom> domains = {},
-            std::map<std::string, int64_t> info = {});
-  /// Bilinear sample of `value` (N, Lv, M, D) at normalized (x, y) of a
-  /// level with the given start row and size (zeros padding).
-  Expr bilinearSample(const TensorFunc &value, Expr n, Expr h, Expr d,
-                      Expr start, Expr height, Expr width, Expr x, Expr y,
-                      bool alignCorners);
-  /// Corner (cx, cy) (each 0 or 1, may be symbolic) of the bilinear sample
-  /// at normalized (x, y) of a level: its value row, clamped into [0, Lv)
-  /// so every load is in bounds, and its bilinear weight, 0 when the corner
-  /// is outside the level or the location is not finite.
-  struct BilinearCorner {
-    Expr row, weight;
-  };
-  BilinearCorner bilinearCorner(const TensorFunc &value, Expr start,
-                                Expr height, Expr width, Expr x, Expr y,
-                                bool alignCorners, Expr cx, Expr cy);
-  Expr featureMapExpr(FeatureMap map, Expr x);
-
-  func::FuncOp func;
-  ArrayRef<std::string> argNames;
-  AlgorithmOptions options;
-  KernelAlgorithm algorithm;
-  llvm::DenseMap<Value, TensorFunc> values;
-  /// index values as UInt(64) Exprs (arith on index wraps at 64 bits), i1
-  /// values as Bool Exprs; all computed from tensor sizes.
-  llvm::DenseMap<Value, Expr> scalars;
-  std::map<std::string, int> counters;
-};
-
 using LowerFn = LogicalResult (KernelBuilder::*)(Operation *);
 struct Lowering {
   StringLiteral opName;
@@ -387,6 +154,8 @@ const Lowering kLowerings[] = {
     {"attn.gather_pixels", &KernelBuilder::lowerGatherPixels},
     {"tensor.extract_slice", &KernelBuilder::lowerExtractSlice},
 };
+
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // Shapes and helpers
@@ -2099,8 +1868,6 @@ LogicalResult KernelBuilder::lowerDeformable(Operation *operation) {
                       : 0}});
   return success();
 }
-
-} // namespace
 
 FailureOr<KernelAlgorithm>
 mlir::attn::codegen::buildAlgorithm(func::FuncOp func,
