@@ -8,6 +8,9 @@
 //                            the helpers every family uses (shapes,
 //                            broadcasting, batched layouts, bind), and the
 //                            lowerings of the families not listed below
+//   AlgorithmPrimitives.cpp  matmul, normalize, scale, feature_map,
+//                            prefix_sum, causal_mask, add, mul, div,
+//                            reduce_sum, floor
 //
 // To support a new op: write `lowerFoo` in its family's file, declare it
 // below with the others of that file, add one row to kLowerings
@@ -84,7 +87,7 @@ public:
   FailureOr<KernelAlgorithm> run();
 
   // Lowerings, one per op (see kLowerings), by the file that defines them.
-  // Algorithm.cpp (primitives)
+  // AlgorithmPrimitives.cpp
   LogicalResult lowerMatmul(Operation *op);
   LogicalResult lowerNormalize(Operation *op);
   LogicalResult lowerScale(Operation *op);
@@ -201,7 +204,7 @@ private:
             std::map<std::string, int64_t> info = {});
   Expr featureMapExpr(FeatureMap map, Expr x);
 
-  // Used by one family (primitives), in Algorithm.cpp.
+  // Used by one family: AlgorithmPrimitives.cpp.
   /// Elementwise `combine(lhs, rhs)` with numpy broadcasting (attn.add,
   /// attn.mul, attn.div).
   LogicalResult
