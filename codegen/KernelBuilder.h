@@ -11,6 +11,9 @@
 //   AlgorithmPrimitives.cpp  matmul, normalize, scale, feature_map,
 //                            prefix_sum, causal_mask, add, mul, div,
 //                            reduce_sum, floor
+//   AlgorithmShapes.cpp      tensor reshapes, slices and casts, constants,
+//                            and the sizes and run-time choice (scf.if) of
+//                            --attn-reassociate
 //
 // To support a new op: write `lowerFoo` in its family's file, declare it
 // below with the others of that file, add one row to kLowerings
@@ -99,7 +102,7 @@ public:
   LogicalResult lowerDiv(Operation *op);
   LogicalResult lowerReduceSum(Operation *op);
   LogicalResult lowerFloor(Operation *op);
-  // Algorithm.cpp (shapes)
+  // AlgorithmShapes.cpp
   LogicalResult lowerExpandShape(Operation *op);
   LogicalResult lowerCollapseShape(Operation *op);
   LogicalResult lowerConstant(Operation *op);
@@ -211,7 +214,7 @@ private:
   lowerBroadcastBinary(Operation *op, Value lhsValue, Value rhsValue,
                        const std::function<Expr(Expr, Expr)> &combine);
 
-  // Used by one family (shapes), in Algorithm.cpp.
+  // Used by one family: AlgorithmShapes.cpp.
   /// The scalar Expr of an index or i1 value, or an error at `user`.
   FailureOr<Expr> scalar(Operation *user, Value value);
 
