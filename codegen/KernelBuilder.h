@@ -14,6 +14,7 @@
 //   AlgorithmShapes.cpp      tensor reshapes, slices and casts, constants,
 //                            and the sizes and run-time choice (scf.if) of
 //                            --attn-reassociate
+//   AlgorithmAttention.cpp   dot_product and external (one shared lowering)
 //
 // To support a new op: write `lowerFoo` in its family's file, declare it
 // below with the others of that file, add one row to kLowerings
@@ -114,7 +115,7 @@ public:
   LogicalResult lowerCmpI(Operation *op);
   LogicalResult lowerSelect(Operation *op);
   LogicalResult lowerIf(Operation *op);
-  // Algorithm.cpp (attention)
+  // AlgorithmAttention.cpp
   LogicalResult lowerDotProduct(Operation *op);
   LogicalResult lowerExternal(Operation *op);
   // Algorithm.cpp (efficient)
@@ -218,7 +219,7 @@ private:
   /// The scalar Expr of an index or i1 value, or an error at `user`.
   FailureOr<Expr> scalar(Operation *user, Value value);
 
-  // Used by one family (attention), in Algorithm.cpp.
+  // Used by one family: AlgorithmAttention.cpp.
   /// Description of a dot-product attention for the shared lowering of
   /// attn.dot_product and attn.external.
   struct DotProductSpec {
