@@ -15,6 +15,7 @@
 //                            and the sizes and run-time choice (scf.if) of
 //                            --attn-reassociate
 //   AlgorithmAttention.cpp   dot_product and external (one shared lowering)
+//   AlgorithmEfficient.cpp   efficient
 //
 // To support a new op: write `lowerFoo` in its family's file, declare it
 // below with the others of that file, add one row to kLowerings
@@ -118,7 +119,7 @@ public:
   // AlgorithmAttention.cpp
   LogicalResult lowerDotProduct(Operation *op);
   LogicalResult lowerExternal(Operation *op);
-  // Algorithm.cpp (efficient)
+  // AlgorithmEfficient.cpp
   LogicalResult lowerEfficient(Operation *op);
   // Algorithm.cpp (sampling)
   LogicalResult lowerBilinearGather(Operation *op);
