@@ -1,13 +1,12 @@
 //===- KernelBuilder.h - The algorithm's builder (internal) -----*- C++ -*-===//
 //
 // KernelBuilder lowers a func.func, op by op, to a KernelAlgorithm
-// (Algorithm.h). Like the schedules (Schedule*.cpp), its lowerings are
-// moving to one file per op family:
+// (Algorithm.h). Like the schedules (Schedule*.cpp), its lowerings live in
+// one file per op family:
 //
 //   Algorithm.cpp            the driver (run), the op table kLowerings and
 //                            the helpers every family uses (shapes,
-//                            broadcasting, batched layouts, bind), and the
-//                            lowerings of the families not listed below
+//                            broadcasting, batched layouts, bind)
 //   AlgorithmPrimitives.cpp  matmul, normalize, scale, feature_map,
 //                            prefix_sum, causal_mask, add, mul, div,
 //                            reduce_sum, floor
@@ -16,6 +15,7 @@
 //                            --attn-reassociate
 //   AlgorithmAttention.cpp   dot_product and external (one shared lowering)
 //   AlgorithmEfficient.cpp   efficient
+//   AlgorithmSampling.cpp    bilinear_gather, gather_pixels, deformable
 //
 // To support a new op: write `lowerFoo` in its family's file, declare it
 // below with the others of that file, add one row to kLowerings
@@ -121,7 +121,7 @@ public:
   LogicalResult lowerExternal(Operation *op);
   // AlgorithmEfficient.cpp
   LogicalResult lowerEfficient(Operation *op);
-  // Algorithm.cpp (sampling)
+  // AlgorithmSampling.cpp
   LogicalResult lowerBilinearGather(Operation *op);
   LogicalResult lowerGatherPixels(Operation *op);
   LogicalResult lowerDeformable(Operation *op);
@@ -247,7 +247,7 @@ private:
                                      std::map<std::string, RDom> domains,
                                      int64_t split);
 
-  // Used by one family (sampling), in Algorithm.cpp.
+  // Used by one family: AlgorithmSampling.cpp.
   /// The levels of a per-sample gather (bilinear_gather, gather_pixels):
   /// checks them and that value (N, Lv, M, D) and the samples
   /// (N, Lq, M, L, P, 2) agree; the result shape (N, Lq, M, L, P, D) and
