@@ -5,7 +5,9 @@
 // Halide Func named after it (`matmul_0`, `dot_product_1`, ...) plus named
 // helper Funcs for its intermediate stages (`dot_product_1_scores`, ...).
 // No scheduling happens here; each op records its Funcs by role in an
-// OpStages entry that the schedules (Schedule.h) read.
+// OpStages entry that the schedules (Schedule.h) read. Like the schedules,
+// the lowerings live in one file per op family, Algorithm*.cpp
+// (KernelBuilder.h lists them).
 //
 // Tensor dims are in MLIR order (outermost first) everywhere in this code;
 // Halide Funcs take their arguments innermost first, so TensorFunc

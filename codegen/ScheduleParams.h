@@ -1,7 +1,7 @@
 //===- ScheduleParams.h - Knobs of the hand-written CPU schedules -*- C++
 //-*-===//
 //
-// One parameter struct per op family. The algorithm (Algorithm.cpp) never
+// One parameter struct per op family. The algorithm (Algorithm*.cpp) never
 // reads these; the schedules (Schedule*.cpp) do, so a tuner can search them
 // without touching the algorithm. A vector width of 0 means "the natural
 // width of the target" (8 floats on AVX2, 16 on AVX-512, 4 on NEON).

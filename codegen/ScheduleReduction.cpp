@@ -303,7 +303,7 @@ static void accumulateFeaturesInRegisters(Func stat, Var feature,
       .unroll(vectors);
 }
 
-/// attn.efficient's softmax over positions in chunks (Algorithm.cpp,
+/// attn.efficient's softmax over positions in chunks (AlgorithmEfficient.cpp,
 /// AlgorithmOptions::efficientChunk): one parallel task per chunk computes
 /// the chunk's max, its weights (once, in L2), then its context partial
 /// (tileChunkPartial) and its sums from them, so K is read once; wrappers

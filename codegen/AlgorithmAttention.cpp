@@ -1,0 +1,402 @@
+//===- AlgorithmAttention.cpp - Dot-product attention ---------------------===//
+//
+// attn.dot_product and attn.external (EANet) as one fused algorithm, the
+// shared lowering of a DotProductSpec: scores, the normalization steps,
+// weights x V; with AlgorithmOptions::keySplit, a softmax over keys in
+// splits that a merge rescales.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/KernelBuilder.h"
+
+#include <array>
+
+using namespace mlir;
+using namespace mlir::attn::codegen::detail;
+
+namespace {
+
+/// Lanes of the first stage of a row maximum over keys (one AVX-512 f32
+/// vector; see lowerDotProductSpec).
+constexpr int kMaxLanes = 16;
+
+/// The first stage of a row maximum over `count` keys from `first`:
+/// lanes(slice..., lane) = the largest `entry(key)` over the keys
+/// first + lane, first + lane + kMaxLanes, ... where `kept(key)` (the lowest
+/// float if none). `max` then takes the largest of its slice's kMaxLanes
+/// lanes. Vertical and vectorizable; the max is exact in any order, so the
+/// grouping changes no value. Halide's rfactor cannot do this, as its
+/// intermediate would start at -inf (undefined under the no-infs flags).
+struct LaneMax {
+  Func lanes;
+  RDom groups, lanesR; ///< over key groups; over the lanes
+};
+/// `names` are those of lanes and of the two RDoms.
+LaneMax defineLaneMax(Func max, const std::vector<Var> &sliceVars,
+                      const Index &sliceAt, Expr first, Expr count,
+                      const std::function<Expr(Expr)> &entry,
+                      const std::function<Expr(Expr)> &kept,
+                      const std::array<std::string, 3> &names,
+                      Halide::Type type) {
+  Func lanes(names[0]);
+  Var lane("lane");
+  RDom groups(0, (count + kMaxLanes - 1) / kMaxLanes, names[1]);
+  Expr key = first + groups * kMaxLanes + lane;
+  std::vector<Var> laneVars = sliceVars;
+  laneVars.push_back(lane);
+  Index laneAt = sliceAt;
+  laneAt.push_back(lane);
+  define(lanes, laneVars, lowest(type));
+  update(lanes, laneAt,
+         Halide::max(call(lanes, laneAt),
+                     Halide::select(kept(key), entry(key), lowest(type))));
+  RDom lanesR(0, kMaxLanes, names[2]);
+  Index laneR = sliceAt;
+  laneR.push_back(lanesR);
+  update(max, sliceAt, Halide::max(call(max, sliceAt), call(lanes, laneR)));
+  return {lanes, groups, lanesR};
+}
+
+} // namespace
+
+LogicalResult KernelBuilder::lowerDotProduct(Operation *operation) {
+  auto op = cast<DotProductAttentionOp>(operation);
+  DotProductSpec spec;
+  spec.query = op.getQuery();
+  spec.key = op.getKey();
+  spec.value = op.getValue();
+  spec.mask = op.getMask();
+  for (Attribute attr : op.getNorm()) {
+    auto step = cast<NormStepAttr>(attr);
+    spec.steps.emplace_back(step.getKind(), step.getAxis(), step.getEpsValue());
+  }
+  spec.scale = op.getScale().convertToDouble();
+  spec.featureMap = op.getFeatureMap();
+  spec.causal = op.getCausal();
+  return lowerDotProductSpec(op, spec);
+}
+
+LogicalResult KernelBuilder::lowerExternal(Operation *operation) {
+  auto op = cast<ExternalAttentionOp>(operation);
+  DotProductSpec spec;
+  spec.query = op.getInput();
+  spec.key = op.getMemoryKey();
+  spec.value = op.getMemoryValue();
+  spec.steps = {{NormKind::softmax, NormAxis::queries, 0.0},
+                {NormKind::sum, NormAxis::keys, op.getEps().convertToDouble()}};
+  return lowerDotProductSpec(op, spec);
+}
+
+// Scores S[i, j] (query i, key j) are built in stages:
+//   <name>_query (b, i, d) = phi(Q), <name>_keyT (b, d, j) = phi(K) with j
+//   innermost (so score products vectorize over keys), <name>_dot = Q K^T,
+//   <name>_scores = scale * dot + mask. Step t of the norm list defines
+//   <name>_num<t> (hidden entries 0) and a per-slice <name>_den<t> (and
+//   <name>_max<t> for softmax); the normalized scores are num / den. The
+//   last step's division is applied after the product with V when that
+//   step is over keys (one division per output instead of per score).
+LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
+                                                 const DotProductSpec &spec) {
+  const TensorFunc &q = get(spec.query);
+  const TensorFunc &k = get(spec.key);
+  const TensorFunc &v = get(spec.value);
+  const TensorFunc *mask = spec.mask ? &get(spec.mask) : nullptr;
+  std::string name = opFuncName(op);
+  Halide::Type type = q.type;
+  FailureOr<AttentionLayout> layout = attentionLayout(op, q, k, v, mask, name);
+  if (failed(layout))
+    return failure();
+  const AttentionLayout &batch = *layout;
+  Expr n = batch.n, dk = batch.dk, m = batch.m;
+  Var i("i"), j("j"), e("e"), d("d");
+
+  Func query(name + "_query"), keyT(name + "_keyT"), dot(name + "_dot"),
+      scores(name + "_scores");
+  define(query, batch.vars({i, d}),
+         featureMapExpr(spec.featureMap, batch.operand(q, {i, d})));
+  define(keyT, batch.vars({d, j}),
+         featureMapExpr(spec.featureMap, batch.operand(k, {j, d})));
+  RDom rd(0, dk, name + "_rd");
+  define(dot, batch.vars({i, j}), constant(type, 0.0));
+  update(dot, batch.index({i, j}),
+         call(dot, batch.index({i, j})) + call(query, batch.index({i, rd})) *
+                                              call(keyT, batch.index({rd, j})));
+  Expr s = call(dot, batch.index({i, j}));
+  if (spec.scale != 1.0)
+    s = s * constant(type, spec.scale);
+  if (mask) {
+    s = s + batch.operand(*mask, {i, j});
+  }
+  define(scores, batch.vars({i, j}), s);
+
+  std::map<std::string, Func> stages = {
+      {"query", query}, {"keyT", keyT}, {"dot", dot}, {"scores", scores}};
+  std::map<std::string, RDom> domains = {{"dot", rd}};
+  auto staticKeys = Halide::Internal::as_const_int(m);
+  int64_t split = options.keySplit;
+  if (split > 0 && split % kMaxLanes == 0 && staticKeys &&
+      *staticKeys > split && *staticKeys % split == 0 &&
+      spec.steps.size() == 1 &&
+      std::get<0>(spec.steps[0]) == NormKind::softmax &&
+      std::get<1>(spec.steps[0]) == NormAxis::keys)
+    return lowerKeySplitSoftmax(op, name, batch, spec, v, stages, domains,
+                                split);
+  auto visible = [&](Expr row, Expr col) -> Expr {
+    return spec.causal ? col <= row : Halide::Internal::const_true();
+  };
+
+  // The current normalized scores as a Func of (b..., i, j); hidden entries
+  // are excluded by `visible` in every step.
+  Func current = scores;
+  // Static key count (0: dynamic), for the layout of keyT.
+  std::map<std::string, int64_t> info = {
+      {"keys", staticKeys ? *staticKeys : 0}};
+  Func lastNum;
+  Expr lastDen; // per-row divisor of the last step when it is over keys
+  bool allKeys = true;
+  for (auto [t, step] : llvm::enumerate(spec.steps)) {
+    auto [kind, axis, eps] = step;
+    if (kind == NormKind::none)
+      continue;
+    bool overKeys = axis == NormAxis::keys;
+    allKeys &= overKeys;
+    std::string suffix = std::to_string(t);
+    // The slice of (i, j) is the other index; reduce over r.
+    RDom r(0, overKeys ? m : n, name + "_r" + suffix);
+    Index sliceAt = batch.index({overKeys ? Expr(i) : Expr(j)});
+    std::vector<Var> sliceVars = batch.vars({overKeys ? i : j});
+    Index rAt = overKeys ? batch.index({i, r}) : batch.index({r, j});
+    Expr visibleR = overKeys ? visible(i, r) : visible(r, j);
+    Expr cur = call(current, batch.index({i, j})), curR = call(current, rAt);
+    Expr rRow = overKeys ? Expr(i) : Expr(r), rCol = overKeys ? Expr(r) : Expr(j);
+    // -inf entries are hidden: the mask's, in the step on the scores (later
+    // steps see normalized values, never -inf).
+    bool onScores = !lastNum.defined();
+    auto hidden = [&](Expr row, Expr col, Expr value) -> Expr {
+      return onScores ? maskHides(batch, spec, row, col) : isNegInf(value);
+    };
+    Func num(name + "_num" + suffix), den(name + "_den" + suffix);
+    Expr divisor;
+    if (kind == NormKind::softmax) {
+      Func max(name + "_max" + suffix);
+      define(max, sliceVars, lowest(type));
+      if (overKeys) {
+        // Two stages (defineLaneMax): kMaxLanes running maxima per row.
+        auto entry = [&](Expr key) {
+          return call(current, batch.index({i, Halide::min(key, m - 1)}));
+        };
+        auto kept = [&](Expr key) {
+          return key < m && visible(i, key) &&
+                 !hidden(i, Halide::min(key, m - 1), entry(key));
+        };
+        LaneMax laneMax =
+            defineLaneMax(max, sliceVars, sliceAt, 0, m, entry, kept,
+                          {name + "_maxlanes" + suffix, name + "_rg" + suffix,
+                           name + "_rl" + suffix},
+                          type);
+        stages["maxlanes" + suffix] = laneMax.lanes;
+        domains["rg" + suffix] = laneMax.groups;
+        domains["rl" + suffix] = laneMax.lanesR;
+      } else {
+        update(max, sliceAt,
+               Halide::max(call(max, sliceAt),
+                           Halide::select(visibleR && !hidden(rRow, rCol, curR),
+                                          curR,
+                                          lowest(type))));
+      }
+      define(num, batch.vars({i, j}),
+             Halide::select(visible(i, j) && !hidden(i, j, cur),
+                            softmaxExp(cur - call(max, sliceAt)),
+                            constant(type, 0.0)));
+      define(den, sliceVars, constant(type, 0.0));
+      update(den, sliceAt, call(den, sliceAt) + call(num, rAt));
+      Expr total = call(den, sliceAt);
+      // Only a slice with nothing visible sums to 0; its entries are 0.
+      divisor = Halide::select(total == 0, constant(type, 1.0), total);
+      stages["max" + suffix] = max;
+      stages["den" + suffix] = den;
+    } else {
+      define(num, batch.vars({i, j}),
+             Halide::select(visible(i, j), cur, constant(type, 0.0)));
+      if (kind == NormKind::sum) {
+        // Sums num (not the step's input) so that a num computed per row
+        // block (EANet's last step) is read from that block's buffer.
+        define(den, sliceVars, constant(type, eps));
+        update(den, sliceAt, call(den, sliceAt) + call(num, rAt));
+        divisor = call(den, sliceAt);
+        stages["den" + suffix] = den;
+      } else { // count divides by the full axis length
+        divisor = Halide::cast(type, overKeys ? m : n);
+      }
+    }
+    stages["num" + suffix] = num;
+    domains["r" + suffix] = r;
+    info["overKeys" + suffix] = overKeys;
+    Func normalized(name + "_p" + suffix);
+    define(normalized, batch.vars({i, j}),
+           call(num, batch.index({i, j})) / divisor);
+    stages["p" + suffix] = normalized;
+    current = normalized;
+    lastNum = num;
+    lastDen = overKeys ? divisor : Expr();
+  }
+  // With no step (or only `none`), hidden entries still contribute 0.
+  if (!lastNum.defined()) {
+    Func num(name + "_num");
+    define(num, batch.vars({i, j}),
+           Halide::select(visible(i, j), call(scores, batch.index({i, j})),
+                          constant(type, 0.0)));
+    stages["num"] = num;
+    current = num;
+  }
+  bool divideLast = lastDen.defined();
+  Func weights = divideLast ? lastNum : current;
+
+  Func acc(name + "_acc"), result(name);
+  RDom rj(0, m, name + "_rj");
+  if (spec.causal)
+    rj.where(rj <= i);
+  define(acc, batch.vars({i, e}), constant(type, 0.0));
+  update(acc, batch.index({i, e}),
+         call(acc, batch.index({i, e})) +
+             call(weights, batch.index({i, rj})) * batch.operand(v, {rj, e}));
+  Expr out = call(acc, batch.index({i, e}));
+  if (divideLast)
+    out = out / lastDen;
+  define(result, batch.vars({i, e}), out);
+  stages["acc"] = acc;
+  domains["acc"] = rj;
+  info["steps"] = static_cast<int64_t>(spec.steps.size());
+  // Without a feature map, _query is Q itself and needs no copy.
+  info["plainQuery"] = spec.featureMap == FeatureMap::identity;
+  bind(op, allKeys ? Family::RowAttention : Family::MaterializedAttention,
+       {result, batch.shape, type}, stages, domains, info);
+  return success();
+}
+
+Expr KernelBuilder::maskHides(const AttentionLayout &batch,
+                               const DotProductSpec &spec, Expr row,
+                               Expr col) {
+  if (!spec.mask)
+    return Halide::Internal::const_false();
+  return isNegInf(batch.operand(get(spec.mask), {row, col}));
+}
+
+// Softmax over keys in splits of `split` keys (split-K online softmax).
+// For split c of row i, with key = c * split + jj:
+//   <name>_splitlanes (b, c, i, lane), <name>_splitmax (b, c, i): the max of
+//   the split's visible scores, in two stages as in lowerDotProductSpec;
+//   <name>_num (b, c, i, jj) = exp(S - splitmax), 0 where hidden;
+//   <name>_den (b, c, i) and <name>_acc (b, c, i, e): its sum and num x V;
+//   <name>_splits (b, c, i, x): acc for x < dv, then splitmax, then den, so
+//   one Func carries a split's results out of the split loop.
+// The merge rescales split c by w = exp(splitmax - rowmax):
+//   out = sum_c w acc / sum_c w den. A split with nothing visible has
+//   den = acc = 0; its max is the lowest float, and w is set to 0 then.
+LogicalResult KernelBuilder::lowerKeySplitSoftmax(
+    Operation *op, const std::string &name, const AttentionLayout &batch,
+    const DotProductSpec &spec, const TensorFunc &v,
+    std::map<std::string, Func> stages, std::map<std::string, RDom> domains,
+    int64_t split) {
+  Func scores = stages.at("scores");
+  Halide::Type type = v.type;
+  Expr m = batch.m, dv = batch.dv;
+  int64_t splits = *Halide::Internal::as_const_int(m) / split;
+  Var i("i"), e("e"), c("c"), jj("jj"), x("x");
+  auto visible = [&](Expr row, Expr col) -> Expr {
+    return spec.causal ? col <= row : Halide::Internal::const_true();
+  };
+
+  // The split's max, in two stages (defineLaneMax); split is a multiple
+  // of kMaxLanes, so every lane's keys are in the split.
+  Func splitMax(name + "_splitmax");
+  Index maxAt = batch.index({c, i});
+  define(splitMax, batch.vars({c, i}), lowest(type));
+  LaneMax laneMax = defineLaneMax(
+      splitMax, batch.vars({c, i}), maxAt, c * static_cast<int>(split),
+      static_cast<int>(split),
+      [&](Expr key) { return call(scores, batch.index({i, key})); },
+      [&](Expr key) {
+        return visible(i, key) && !maskHides(batch, spec, i, key);
+      },
+      {name + "_splitlanes", name + "_rg", name + "_rl"}, type);
+
+  Func num(name + "_num"), den(name + "_den"), acc(name + "_acc");
+  Expr key = c * static_cast<int>(split) + jj;
+  Expr score = call(scores, batch.index({i, key}));
+  define(num, batch.vars({c, i, jj}),
+         Halide::select(visible(i, key) && !maskHides(batch, spec, i, key),
+                        softmaxExp(score - call(splitMax, maxAt)),
+                        constant(type, 0.0)));
+  RDom rs(0, static_cast<int>(split), name + "_rs");
+  define(den, batch.vars({c, i}), constant(type, 0.0));
+  update(den, maxAt, call(den, maxAt) + call(num, batch.index({c, i, rs})));
+  RDom rj(0, static_cast<int>(split), name + "_rj");
+  if (spec.causal)
+    rj.where(c * static_cast<int>(split) + rj <= i);
+  Index accAt = batch.index({c, i, e});
+  define(acc, batch.vars({c, i, e}), constant(type, 0.0));
+  update(acc, accAt,
+         call(acc, accAt) +
+             call(num, batch.index({c, i, rj})) *
+                 batch.operand(v, {c * static_cast<int>(split) + rj, e}));
+
+  Func splitResults(name + "_splits");
+  define(splitResults, batch.vars({c, i, x}),
+         Halide::select(
+             x < dv, call(acc, batch.index({c, i, Halide::min(x, dv - 1)})),
+             x == dv, call(splitMax, maxAt), call(den, maxAt)));
+
+  // The merge over splits.
+  Func rowMax(name + "_rowmax"), weight(name + "_weight"),
+      rowDen(name + "_rowden"), merged(name + "_merged"), result(name);
+  RDom rc(0, static_cast<int>(splits), name + "_rc");
+  define(rowMax, batch.vars({i}), lowest(type));
+  update(rowMax, batch.index({i}),
+         Halide::max(call(rowMax, batch.index({i})),
+                     call(splitResults, batch.index({rc, i, dv}))));
+  Expr splitMaxAt = call(splitResults, batch.index({c, i, dv}));
+  define(weight, batch.vars({c, i}),
+         Halide::select(splitMaxAt == lowest(type), constant(type, 0.0),
+                        softmaxExp(splitMaxAt -
+                                   call(rowMax, batch.index({i})))));
+  define(rowDen, batch.vars({i}), constant(type, 0.0));
+  update(rowDen, batch.index({i}),
+         call(rowDen, batch.index({i})) +
+             call(weight, batch.index({rc, i})) *
+                 call(splitResults, batch.index({rc, i, dv + 1})));
+  define(merged, batch.vars({i, e}), constant(type, 0.0));
+  update(merged, batch.index({i, e}),
+         call(merged, batch.index({i, e})) +
+             call(weight, batch.index({rc, i})) *
+                 call(splitResults, batch.index({rc, i, e})));
+  Expr total = call(rowDen, batch.index({i}));
+  // Only a row with nothing visible sums to 0; its outputs are 0.
+  define(result, batch.vars({i, e}),
+         call(merged, batch.index({i, e})) /
+             Halide::select(total == 0, constant(type, 1.0), total));
+
+  stages["splitlanes"] = laneMax.lanes;
+  stages["splitmax"] = splitMax;
+  stages["num"] = num;
+  stages["den"] = den;
+  stages["acc"] = acc;
+  stages["splits"] = splitResults;
+  stages["rowmax"] = rowMax;
+  stages["weight"] = weight;
+  stages["rowden"] = rowDen;
+  stages["merged"] = merged;
+  domains["rg"] = laneMax.groups;
+  domains["rl"] = laneMax.lanesR;
+  domains["den"] = rs;
+  domains["acc"] = rj;
+  domains["merge"] = rc;
+  std::map<std::string, int64_t> info = {
+      {"keySplit", split},
+      {"keys", *Halide::Internal::as_const_int(m)},
+      {"plainQuery", spec.featureMap == FeatureMap::identity},
+      {"steps", 1}};
+  bind(op, Family::RowAttention, {result, batch.shape, type}, stages, domains,
+       info);
+  return success();
+}

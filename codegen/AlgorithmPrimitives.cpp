@@ -1,0 +1,277 @@
+//===- AlgorithmPrimitives.cpp - Primitive attn ops -----------------------===//
+//
+// The primitive attn ops, each one Func (plus named helpers for a product's
+// accumulator and a reduction's statistics): matmul, normalize, scale,
+// feature_map, prefix_sum, causal_mask, add, mul, div (numpy broadcasting),
+// reduce_sum, and floor (from --attn-lower-deformable).
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/KernelBuilder.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn::codegen::detail;
+
+LogicalResult KernelBuilder::lowerMatmul(Operation *operation) {
+  auto op = cast<MatmulOp>(operation);
+  const TensorFunc &lhs = get(op.getLhs());
+  const TensorFunc &rhs = get(op.getRhs());
+  size_t lr = lhs.rank(), rr = rhs.rank();
+  Expr rows = op.getTransposeLhs() ? lhs.shape[lr - 1] : lhs.shape[lr - 2];
+  Expr inner = op.getTransposeLhs() ? lhs.shape[lr - 2] : lhs.shape[lr - 1];
+  Expr innerR = op.getTransposeRhs() ? rhs.shape[rr - 1] : rhs.shape[rr - 2];
+  Expr cols = op.getTransposeRhs() ? rhs.shape[rr - 2] : rhs.shape[rr - 1];
+  std::string name = opFuncName(op);
+  requireEqual(inner, innerR, name + " contraction dim");
+  FailureOr<BatchedLayout> layout =
+      batchedLayout(op, {&lhs, &rhs}, rows, cols, name);
+  if (failed(layout))
+    return failure();
+  const BatchedLayout &batch = *layout;
+  Var i("i"), j("j");
+  RDom k(0, inner, name + "_k");
+  Expr lhsAt =
+      batch.operand(lhs, op.getTransposeLhs() ? Index{k, i} : Index{i, k});
+  Expr rhsAt =
+      batch.operand(rhs, op.getTransposeRhs() ? Index{j, k} : Index{k, j});
+  std::vector<Var> vars = batch.vars({i, j});
+  Index at = batch.index({i, j});
+  Func acc(name + "_acc"), result(name);
+  define(acc, vars, constant(lhs.type, 0.0));
+  update(acc, at, call(acc, at) + lhsAt * rhsAt);
+  define(result, vars, call(acc, at));
+  std::map<std::string, Func> stages = {{"acc", acc}, {"rhs", rhs.func}};
+  // An lhs computed by another op (e.g. a feature map) is inlined into its
+  // consumers; the schedule may compute it per block instead (scheduleGemm).
+  if (!isa<BlockArgument>(op.getLhs()))
+    stages["lhs"] = lhs.func;
+  bind(op, Family::Gemm, {result, batch.shape, lhs.type}, stages,
+       {{"acc", k}}, {{"transposeRhs", op.getTransposeRhs() ? 1 : 0}});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerNormalize(Operation *operation) {
+  auto op = cast<NormalizeOp>(operation);
+  const TensorFunc &input = get(op.getInput());
+  std::string name = opFuncName(op);
+  size_t rank = input.rank();
+  int64_t dim = op.getDim();
+  std::vector<Var> vars = makeVars(rank);
+  Index at = toExprs(vars);
+  // Statistics have every dim but `dim`.
+  std::vector<Var> statVars;
+  for (size_t d = 0; d < rank; ++d)
+    if (static_cast<int64_t>(d) != dim)
+      statVars.push_back(vars[d]);
+  Index statAt = toExprs(statVars);
+  RDom r(0, input.shape[dim], name + "_r");
+  Index atR = at;
+  atR[dim] = r;
+  Expr x = input(at), xr = input(atR);
+  Halide::Type type = input.type;
+  Func result(name);
+  std::map<std::string, Func> stages;
+  switch (op.getKind()) {
+  case NormKind::softmax: {
+    Func max(name + "_max"), num(name + "_exp"), sum(name + "_sum");
+    define(max, statVars, lowest(type));
+    update(max, statAt,
+           Halide::max(call(max, statAt),
+                       Halide::select(isNegInf(xr), lowest(type), xr)));
+    define(num, vars,
+           Halide::select(isNegInf(x), constant(type, 0.0),
+                          Halide::exp(x - call(max, statAt))));
+    Index numR = at;
+    numR[dim] = r;
+    define(sum, statVars, constant(type, 0.0));
+    update(sum, statAt, call(sum, statAt) + call(num, numR));
+    // A slice of only -inf has sum 0 and gives 0.
+    Expr total = call(sum, statAt);
+    define(result, vars,
+           call(num, at) /
+               Halide::select(total == 0, constant(type, 1.0), total));
+    stages = {{"max", max}, {"exp", num}, {"sum", sum}};
+    break;
+  }
+  case NormKind::sum: {
+    Func sum(name + "_sum");
+    define(sum, statVars, constant(type, op.getEps().convertToDouble()));
+    update(sum, statAt, call(sum, statAt) + xr);
+    define(result, vars, x / call(sum, statAt));
+    stages = {{"sum", sum}};
+    break;
+  }
+  case NormKind::count:
+    define(result, vars, x / Halide::cast(type, input.shape[dim]));
+    break;
+  case NormKind::none:
+    define(result, vars, x);
+    break;
+  }
+  Family family = stages.empty() ? Family::Elementwise : Family::Normalize;
+  bind(op, family, {result, input.shape, type}, stages, {{"r", r}},
+       {{"dim", dim}});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerScale(Operation *operation) {
+  auto op = cast<ScaleOp>(operation);
+  const TensorFunc &input = get(op.getInput());
+  Func result(opFuncName(op));
+  std::vector<Var> vars = makeVars(input.rank());
+  define(result, vars,
+         input(toExprs(vars)) *
+             constant(input.type, op.getFactor().convertToDouble()));
+  bind(op, Family::Elementwise, {result, input.shape, input.type});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerFeatureMap(Operation *operation) {
+  auto op = cast<FeatureMapOp>(operation);
+  const TensorFunc &input = get(op.getInput());
+  Func result(opFuncName(op));
+  std::vector<Var> vars = makeVars(input.rank());
+  define(result, vars, featureMapExpr(op.getKind(), input(toExprs(vars))));
+  bind(op, Family::Elementwise, {result, input.shape, input.type});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerPrefixSum(Operation *operation) {
+  auto op = cast<PrefixSumOp>(operation);
+  const TensorFunc &input = get(op.getInput());
+  std::string name = opFuncName(op);
+  int64_t dim = op.getDim();
+  std::vector<Var> vars = makeVars(input.rank());
+  Index at = toExprs(vars);
+  Func result(name);
+  // Exclusive: out[0] = 0 and out[i] = out[i-1] + in[i-1].
+  bool exclusive = op.getExclusive();
+  define(result, vars, exclusive ? constant(input.type, 0.0) : input(at));
+  RDom r(1, input.shape[dim] - 1, name + "_r");
+  Index atR = at, before = at;
+  atR[dim] = r;
+  before[dim] = r - 1;
+  update(result, atR, call(result, before) + input(exclusive ? before : atR));
+  bind(op, Family::Scan, {result, input.shape, input.type}, {}, {{"r", r}},
+       {{"dim", dim}});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerCausalMask(Operation *operation) {
+  auto op = cast<CausalMaskOp>(operation);
+  const TensorFunc &input = get(op.getInput());
+  Func result(opFuncName(op));
+  size_t rank = input.rank();
+  std::vector<Var> vars = makeVars(rank);
+  Expr x = input(toExprs(vars));
+  double fill = op.getFill().convertToDouble();
+  Expr hide = vars[rank - 1] > vars[rank - 2];
+  Expr value;
+  if (input.type.is_float() && !std::isfinite(fill)) {
+    // An infinite fill is chosen between bit patterns: an FP select of -inf
+    // carries the no-infs fast-math flag, and LLVM then folds a consumer's
+    // is_inf test of it to false (a fused attention's mask test).
+    Halide::Type bits = Halide::UInt(input.type.bits());
+    value = Halide::reinterpret(
+        input.type,
+        Halide::select(hide,
+                       Halide::reinterpret(bits, constant(input.type, fill)),
+                       Halide::reinterpret(bits, x)));
+  } else {
+    value = Halide::select(hide, constant(input.type, fill), x);
+  }
+  define(result, vars, value);
+  bind(op, Family::Elementwise, {result, input.shape, input.type});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerBroadcastBinary(
+    Operation *op, Value lhsValue, Value rhsValue,
+    const std::function<Expr(Expr, Expr)> &combine) {
+  const TensorFunc &lhs = get(lhsValue);
+  const TensorFunc &rhs = get(rhsValue);
+  std::string name = opFuncName(op);
+  std::vector<Expr> computed = broadcastShape({lhs.shape, rhs.shape}, name);
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, cast<RankedTensorType>(op->getResult(0).getType()), computed);
+  if (failed(shape))
+    return failure();
+  std::vector<Var> vars = makeVars(shape->size());
+  Index at = toExprs(vars);
+  Func result(name);
+  define(result, vars,
+         combine(lhs(broadcastIndex(lhs.shape, *shape, at)),
+                 rhs(broadcastIndex(rhs.shape, *shape, at))));
+  bind(op, Family::Elementwise, {result, *shape, lhs.type});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerAdd(Operation *operation) {
+  auto op = cast<AddOp>(operation);
+  return lowerBroadcastBinary(op, op.getLhs(), op.getRhs(),
+                              [](Expr a, Expr b) { return a + b; });
+}
+
+LogicalResult KernelBuilder::lowerMul(Operation *operation) {
+  auto op = cast<MulOp>(operation);
+  return lowerBroadcastBinary(op, op.getLhs(), op.getRhs(),
+                              [](Expr a, Expr b) { return a * b; });
+}
+
+// a / (b + eps); eps = 0 adds nothing, so linear attention's row sums are
+// divided as they are.
+LogicalResult KernelBuilder::lowerDiv(Operation *operation) {
+  auto op = cast<DivOp>(operation);
+  double eps = op.getEps().convertToDouble();
+  return lowerBroadcastBinary(op, op.getLhs(), op.getRhs(),
+                              [eps](Expr a, Expr b) {
+                                if (eps != 0.0)
+                                  b = b + constant(b.type(), eps);
+                                return a / b;
+                              });
+}
+
+// The sum along `dim` in a helper `<name>_sum` over every other dim, read by
+// the result at index 0 of `dim`: the layout of attn.normalize's statistics,
+// so the Normalize schedule applies (rfactor when `dim` is not innermost).
+LogicalResult KernelBuilder::lowerReduceSum(Operation *operation) {
+  auto op = cast<ReduceSumOp>(operation);
+  const TensorFunc &input = get(op.getInput());
+  std::string name = opFuncName(op);
+  size_t rank = input.rank();
+  int64_t dim = op.getDim();
+  std::vector<Expr> computed = input.shape;
+  computed[dim] = Expr(1);
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, cast<RankedTensorType>(op.getType()), computed);
+  if (failed(shape))
+    return failure();
+  std::vector<Var> vars = makeVars(rank);
+  std::vector<Var> statVars;
+  for (size_t d = 0; d < rank; ++d)
+    if (static_cast<int64_t>(d) != dim)
+      statVars.push_back(vars[d]);
+  Index statAt = toExprs(statVars);
+  RDom r(0, input.shape[dim], name + "_r");
+  Index atR = toExprs(vars);
+  atR[dim] = r;
+  Func sum(name + "_sum"), result(name);
+  define(sum, statVars, constant(input.type, 0.0));
+  update(sum, statAt, call(sum, statAt) + input(atR));
+  define(result, vars, call(sum, statAt));
+  bind(op, Family::Normalize, {result, *shape, input.type}, {{"sum", sum}},
+       {{"r", r}}, {{"dim", dim}});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerFloor(Operation *operation) {
+  auto op = cast<FloorOp>(operation);
+  const TensorFunc &input = get(op.getInput());
+  Func result(opFuncName(op));
+  std::vector<Var> vars = makeVars(input.rank());
+  define(result, vars, Halide::floor(input(toExprs(vars))));
+  bind(op, Family::Elementwise, {result, input.shape, input.type});
+  return success();
+}

@@ -1,0 +1,225 @@
+//===- AlgorithmSampling.cpp - Bilinear and pixel gathers -----------------===//
+//
+// Sampling of multi-level value maps: attn.bilinear_gather and
+// attn.gather_pixels (per sample, from --attn-lower-deformable) and the
+// fused attn.deformable. Levels are static: per-level sizes are select
+// chains on the level index.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/KernelBuilder.h"
+
+using namespace mlir;
+using namespace mlir::attn::codegen::detail;
+
+KernelBuilder::BilinearCorner
+KernelBuilder::bilinearCorner(const TensorFunc &value, Expr start, Expr height,
+                              Expr width, Expr x, Expr y, bool alignCorners,
+                              Expr cx, Expr cy) {
+  Halide::Type type = value.type;
+  Expr w = Halide::cast(type, width), hgt = Halide::cast(type, height);
+  Expr one = constant(type, 1.0), half = constant(type, 0.5);
+  Expr zero = constant(type, 0.0);
+  Expr px = alignCorners ? x * (w - one) : x * w - half;
+  Expr py = alignCorners ? y * (hgt - one) : y * hgt - half;
+  // Non-finite locations and pixels far outside the level contribute 0;
+  // clamping before the int conversion keeps it defined.
+  Expr inside = Halide::is_finite(x) && Halide::is_finite(y) && px >= -one &&
+                px < w && py >= -one && py < hgt;
+  Expr safeX = Halide::select(inside, px, constant(type, -1.0));
+  Expr safeY = Halide::select(inside, py, constant(type, -1.0));
+  Expr fx0 = Halide::floor(safeX), fy0 = Halide::floor(safeY);
+  Expr fx = safeX - fx0, fy = safeY - fy0;
+  Expr xc = Halide::cast<int>(fx0) + cx, yc = Halide::cast<int>(fy0) + cy;
+  Expr valid = inside && xc >= 0 && xc < width && yc >= 0 && yc < height;
+  Expr weightX = Halide::select(cx == 0, one - fx, fx);
+  Expr weightY = Halide::select(cy == 0, one - fy, fy);
+  // Clamped so bounds inference sees [0, Lv); invalid corners weigh 0.
+  Expr row = Halide::clamp(start + yc * width + xc, 0, value.shape[1] - 1);
+  return {row, Halide::select(valid, weightX * weightY, zero)};
+}
+
+Expr KernelBuilder::bilinearSample(const TensorFunc &value, Expr n, Expr h,
+                                   Expr d, Expr start, Expr height, Expr width,
+                                   Expr x, Expr y, bool alignCorners) {
+  Halide::Type type = value.type;
+  Expr total = constant(type, 0.0);
+  for (int cy = 0; cy < 2; ++cy)
+    for (int cx = 0; cx < 2; ++cx) {
+      BilinearCorner corner = bilinearCorner(value, start, height, width, x, y,
+                                             alignCorners, cx, cy);
+      // A select, not a product with the 0 weight: an invalid corner adds
+      // exactly 0 whatever the clamped row holds.
+      total += Halide::select(corner.weight != constant(type, 0.0),
+                              corner.weight * value({n, corner.row, h, d}),
+                              constant(type, 0.0));
+    }
+  return total;
+}
+
+/// Level sizes and first rows from the `levels [HxW, ...]` attribute.
+static void levelTables(ArrayRef<int64_t> flat, std::vector<int> &heights,
+                        std::vector<int> &widths, std::vector<int> &starts) {
+  int start = 0;
+  for (size_t i = 0; i + 1 < flat.size(); i += 2) {
+    heights.push_back(static_cast<int>(flat[i]));
+    widths.push_back(static_cast<int>(flat[i + 1]));
+    starts.push_back(start);
+    start += static_cast<int>(flat[i] * flat[i + 1]);
+  }
+}
+
+static LogicalResult checkLevels(Operation *op, ArrayRef<int64_t> flat) {
+  int64_t total = 0;
+  for (int64_t size : flat)
+    if (size < 0 || size > (1 << 20))
+      return op->emitError("codegen: level sizes must be in [0, 2^20]");
+  for (size_t i = 0; i + 1 < flat.size(); i += 2)
+    total += flat[i] * flat[i + 1];
+  if (total > std::numeric_limits<int32_t>::max())
+    return op->emitError("codegen: the levels hold more than 2^31 - 1 rows");
+  return success();
+}
+
+FailureOr<KernelBuilder::SampleLevels> KernelBuilder::sampleLevels(
+    Operation *op, ArrayRef<int64_t> flatLevels, const TensorFunc &value,
+    const TensorFunc &samples, const std::string &name, Var l) {
+  if (failed(checkLevels(op, flatLevels)))
+    return failure();
+  std::vector<int> heights, widths, starts;
+  levelTables(flatLevels, heights, widths, starts);
+  requireEqual(value.shape[0], samples.shape[0], name + " batch dim");
+  requireEqual(value.shape[2], samples.shape[2], name + " head dim");
+  std::vector<Expr> computed = {samples.shape[0], samples.shape[1],
+                                samples.shape[2], samples.shape[3],
+                                samples.shape[4], value.shape[3]};
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, cast<RankedTensorType>(op->getResult(0).getType()), computed);
+  if (failed(shape))
+    return failure();
+  SampleLevels result{*shape, heights.back(), widths.back(), starts.back()};
+  for (size_t i = heights.size() - 1; i-- > 0;) {
+    Expr isLevel = l == static_cast<int>(i);
+    result.height = Halide::select(isLevel, heights[i], result.height);
+    result.width = Halide::select(isLevel, widths[i], result.width);
+    result.start = Halide::select(isLevel, starts[i], result.start);
+  }
+  return result;
+}
+
+LogicalResult KernelBuilder::lowerBilinearGather(Operation *operation) {
+  auto op = cast<BilinearGatherOp>(operation);
+  const TensorFunc &value = get(op.getValue());
+  const TensorFunc &loc = get(op.getLocations());
+  std::string name = opFuncName(op);
+  Var n("n"), q("q"), h("h"), l("l"), p("p"), d("d");
+  FailureOr<SampleLevels> levels =
+      sampleLevels(op, op.getSpatialShapes(), value, loc, name, l);
+  if (failed(levels))
+    return failure();
+  auto [shape, height, width, start] = *levels;
+  Expr x = loc({n, q, h, l, p, 0}), y = loc({n, q, h, l, p, 1});
+  Func result(name);
+  define(result, {n, q, h, l, p, d},
+         bilinearSample(value, n, h, d, start, height, width, x, y,
+                        op.getAlignCorners()));
+  bind(op, Family::Gather, {result, shape, value.type});
+  return success();
+}
+
+// out[n, q, h, l, p, d] = value[n, start_l + y W_l + x, h, d] for the pixel
+// (x, y) = floor(pixels[n, q, h, l, p, :]) inside level l, else 0. Levels are
+// static: per-level sizes are select chains on l.
+LogicalResult KernelBuilder::lowerGatherPixels(Operation *operation) {
+  auto op = cast<GatherPixelsOp>(operation);
+  const TensorFunc &value = get(op.getValue());
+  const TensorFunc &pixels = get(op.getPixels());
+  std::string name = opFuncName(op);
+  Var n("n"), q("q"), h("h"), l("l"), p("p"), d("d");
+  FailureOr<SampleLevels> levels =
+      sampleLevels(op, op.getSpatialShapes(), value, pixels, name, l);
+  if (failed(levels))
+    return failure();
+  auto [shape, height, width, start] = *levels;
+  Halide::Type type = value.type;
+  Expr x = Halide::floor(pixels({n, q, h, l, p, 0}));
+  Expr y = Halide::floor(pixels({n, q, h, l, p, 1}));
+  // Compared as floats before the int conversion, which keeps it defined;
+  // is_finite is exempt from fast-math.
+  Expr inside = Halide::is_finite(x) && Halide::is_finite(y) &&
+                x >= constant(type, 0.0) && x < Halide::cast(type, width) &&
+                y >= constant(type, 0.0) && y < Halide::cast(type, height);
+  Expr xi = Halide::cast<int>(Halide::select(inside, x, constant(type, 0.0)));
+  Expr yi = Halide::cast<int>(Halide::select(inside, y, constant(type, 0.0)));
+  // Clamped so bounds inference sees [0, Lv); outside pixels read row 0.
+  Expr row = Halide::clamp(start + yi * width + xi, 0, value.shape[1] - 1);
+  Func result(name);
+  define(result, {n, q, h, l, p, d},
+         Halide::select(inside, value({n, row, h, d}), constant(type, 0.0)));
+  bind(op, Family::Gather, {result, shape, type});
+  return success();
+}
+
+// out[n, q, h*D + d] = sum over levels l, points p and the 4 bilinear
+// corners k of cw[n, q, h, l, p, k] * value[n, row[n, q, h, l, p, k], h, d].
+// <name>_corners(k, p, l, h, q, n) is a Tuple (row, cw): the corner's value
+// row and its weight (attention weight x bilinear weight, 0 outside the
+// level). It depends on everything but d, so the schedule computes it once
+// per (query, head) and the sum over l, p, k is one scalar weight times a
+// contiguous vector of D channels per corner. Per-level sizes are select
+// chains on l (levels are static).
+LogicalResult KernelBuilder::lowerDeformable(Operation *operation) {
+  auto op = cast<DeformableAttentionOp>(operation);
+  if (failed(checkLevels(op, op.getSpatialShapes())))
+    return failure();
+  const TensorFunc &value = get(op.getValue());
+  const TensorFunc &loc = get(op.getSamplingLocations());
+  const TensorFunc &weights = get(op.getAttentionWeights());
+  std::string name = opFuncName(op);
+  std::vector<int> heights, widths, starts;
+  levelTables(op.getSpatialShapes(), heights, widths, starts);
+  requireEqual(value.shape[0], loc.shape[0], name + " batch dim");
+  requireEqual(value.shape[2], loc.shape[2], name + " head dim");
+  for (size_t d = 0; d < 5; ++d)
+    requireEqual(weights.shape[d], loc.shape[d],
+                 name + " attention_weights dim " + std::to_string(d));
+  Expr depth = value.shape[3];
+  std::vector<Expr> computed = {
+      loc.shape[0], loc.shape[1],
+      Halide::Internal::simplify(loc.shape[2] * depth)};
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, cast<RankedTensorType>(op.getType()), computed);
+  if (failed(shape))
+    return failure();
+  Var n("n"), q("q"), h("h"), l("l"), p("p"), k("k"), d("d"), c("c");
+  Halide::Type type = value.type;
+  Expr height = heights.back(), width = widths.back(), start = starts.back();
+  for (size_t i = heights.size() - 1; i-- > 0;) {
+    height = Halide::select(l == static_cast<int>(i), heights[i], height);
+    width = Halide::select(l == static_cast<int>(i), widths[i], width);
+    start = Halide::select(l == static_cast<int>(i), starts[i], start);
+  }
+  Expr x = loc({n, q, h, l, p, 0}), y = loc({n, q, h, l, p, 1});
+  BilinearCorner corner = bilinearCorner(value, start, height, width, x, y,
+                                         op.getAlignCorners(), k % 2, k / 2);
+  Func corners(name + "_corners");
+  corners(k, p, l, h, q, n) =
+      Halide::Tuple(corner.row, weights({n, q, h, l, p}) * corner.weight);
+
+  // k innermost: the 4 corners of a sample, then points, then levels.
+  RDom r(0, 4, 0, loc.shape[4], 0, static_cast<int>(heights.size()),
+         name + "_r");
+  Func heads(name + "_heads"), result(name);
+  define(heads, {n, q, h, d}, constant(type, 0.0));
+  Expr row = corners(r.x, r.y, r.z, h, q, n)[0];
+  Expr cw = corners(r.x, r.y, r.z, h, q, n)[1];
+  update(heads, {n, q, h, d},
+         call(heads, {n, q, h, d}) + cw * value({n, row, h, d}));
+  define(result, {n, q, c}, call(heads, {n, q, c / depth, c % depth}));
+  bind(op, Family::Gather, {result, *shape, type},
+       {{"heads", heads}, {"corners", corners}}, {{"heads", r}},
+       {{"depth", Halide::Internal::as_const_int(depth)
+                      ? *Halide::Internal::as_const_int(depth)
+                      : 0}});
+  return success();
+}

@@ -1,0 +1,376 @@
+//===- AlgorithmShapes.cpp - Reshapes, constants and sizes ----------------===//
+//
+// Tensor reshapes, slices, casts and constants, each one Func of index
+// arithmetic or data; and the size computations and run-time choice (scf.if)
+// that --attn-reassociate emits for dynamic sizes: index and i1 values are
+// scalar Exprs of the input extents, not Funcs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/KernelBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::attn::codegen::detail;
+
+//===----------------------------------------------------------------------===//
+// Tensor reshapes, slices, casts and constants
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelBuilder::lowerExpandShape(Operation *operation) {
+  auto op = cast<tensor::ExpandShapeOp>(operation);
+  const TensorFunc &input = get(op.getSrc());
+  auto resultType = op.getResultType();
+  if (!resultType.hasStaticShape())
+    return op.emitError("codegen needs a static result shape for "
+                        "tensor.expand_shape");
+  FailureOr<std::vector<Expr>> shape = extents(op, resultType, {});
+  if (failed(shape))
+    return failure();
+  std::vector<Var> vars = makeVars(shape->size());
+  Index inputIndex;
+  // Each input dim is the row-major linearization of its group.
+  for (ReassociationIndices group : op.getReassociationIndices()) {
+    Expr linear = 0;
+    for (int64_t d : group)
+      linear = linear * (*shape)[d] + vars[d];
+    inputIndex.push_back(linear);
+  }
+  for (auto [inputDim, group] : llvm::enumerate(op.getReassociationIndices())) {
+    Expr size = 1;
+    for (int64_t d : group)
+      size = size * (*shape)[d];
+    requireEqual(input.shape[inputDim], Halide::Internal::simplify(size),
+                 "expand_shape source dim " + std::to_string(inputDim));
+  }
+  Func result(opFuncName(op));
+  define(result, vars, input(inputIndex));
+  bind(op, Family::Elementwise, {result, *shape, input.type});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerCollapseShape(Operation *operation) {
+  auto op = cast<tensor::CollapseShapeOp>(operation);
+  const TensorFunc &input = get(op.getSrc());
+  std::vector<Expr> computed;
+  auto groups = op.getReassociationIndices();
+  for (ReassociationIndices group : groups) {
+    Expr size = 1;
+    for (int64_t d : group)
+      size = size * input.shape[d];
+    computed.push_back(Halide::Internal::simplify(size));
+  }
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, op.getResultType(), computed);
+  if (failed(shape))
+    return failure();
+  std::vector<Var> vars = makeVars(shape->size());
+  Index inputIndex(input.rank());
+  // Unflatten each result index over its group, innermost dim first.
+  for (auto [resultDim, group] : llvm::enumerate(groups)) {
+    Expr rest = vars[resultDim];
+    for (size_t g = group.size(); g-- > 0;) {
+      int64_t d = group[g];
+      if (g == 0) {
+        inputIndex[d] = rest;
+      } else {
+        inputIndex[d] = rest % input.shape[d];
+        rest = rest / input.shape[d];
+      }
+    }
+  }
+  Func result(opFuncName(op));
+  define(result, vars, input(inputIndex));
+  bind(op, Family::Elementwise, {result, *shape, input.type});
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerConstant(Operation *operation) {
+  auto op = cast<arith::ConstantOp>(operation);
+  if (op.getType().isIndex() || op.getType().isInteger(1)) {
+    APInt value = cast<IntegerAttr>(op.getValue()).getValue();
+    scalars[op] = op.getType().isIndex()
+                      ? Halide::Internal::make_const(Halide::UInt(64),
+                                                     value.getZExtValue())
+                      : Halide::Internal::make_bool(!value.isZero());
+    return success();
+  }
+  auto dense = dyn_cast<DenseFPElementsAttr>(op.getValue());
+  if (!dense)
+    return op.emitError("codegen only supports dense float tensor constants");
+  auto type = cast<RankedTensorType>(dense.getType());
+  FailureOr<std::vector<Expr>> shape = extents(op, type, {});
+  if (failed(shape))
+    return failure();
+  Halide::Type elem =
+      type.getElementType().isF64() ? Halide::Float(64) : Halide::Float(32);
+  std::string name = freshName("constant");
+  std::vector<Var> vars = makeVars(type.getRank());
+  Func result(name);
+  if (dense.isSplat()) {
+    define(result, vars,
+           constant(elem, dense.getSplatValue<APFloat>().convertToDouble()));
+  } else {
+    std::vector<int> sizes;
+    for (int64_t d = type.getRank(); d-- > 0;)
+      sizes.push_back(static_cast<int>(type.getDimSize(d)));
+    // Row-major data is a Halide buffer with reversed extents.
+    Halide::Buffer<> buffer(elem, sizes, name + "_data");
+    size_t index = 0;
+    for (const APFloat &value : dense.getValues<APFloat>()) {
+      double v = value.convertToDouble();
+      if (elem.bits() == 64)
+        reinterpret_cast<double *>(buffer.data())[index++] = v;
+      else
+        reinterpret_cast<float *>(buffer.data())[index++] =
+            static_cast<float>(v);
+    }
+    std::vector<Var> args(vars.rbegin(), vars.rend());
+    std::vector<Expr> argExprs(args.begin(), args.end());
+    result(args) = buffer(argExprs);
+  }
+  bind(op, Family::Elementwise, {result, *shape, elem});
+  return success();
+}
+
+// A copy with the declared type: static result dims become constants that
+// the data must match at run time (a requirement, like every static size).
+LogicalResult KernelBuilder::lowerCast(Operation *operation) {
+  auto op = cast<tensor::CastOp>(operation);
+  const TensorFunc &input = get(op.getSource());
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, cast<RankedTensorType>(op.getType()), input.shape);
+  if (failed(shape))
+    return failure();
+  std::vector<Var> vars = makeVars(input.rank());
+  Func result(opFuncName(op));
+  define(result, vars, input(toExprs(vars)));
+  bind(op, Family::Elementwise, {result, *shape, input.type});
+  return success();
+}
+
+// A strided block with static offsets, sizes and strides (the rank kept):
+// out[i] = in[offset + i * stride] per dim.
+LogicalResult KernelBuilder::lowerExtractSlice(Operation *operation) {
+  auto op = cast<tensor::ExtractSliceOp>(operation);
+  if (!op.getOffsets().empty() || !op.getSizes().empty() ||
+      !op.getStrides().empty())
+    return op.emitError("codegen needs static offsets, sizes and strides for "
+                        "tensor.extract_slice");
+  if (op.getType().getRank() != op.getSourceType().getRank())
+    return op.emitError("codegen does not support rank-reducing "
+                        "tensor.extract_slice");
+  const TensorFunc &input = get(op.getSource());
+  std::string name = opFuncName(op);
+  ArrayRef<int64_t> offsets = op.getStaticOffsets(),
+                    sizes = op.getStaticSizes(), strides = op.getStaticStrides();
+  for (size_t d = 0; d < input.rank(); ++d) {
+    if (offsets[d] + (sizes[d] - 1) * strides[d] >
+        std::numeric_limits<int32_t>::max())
+      return op.emitError("codegen: tensor.extract_slice reads past the "
+                          "2^31 - 1 elements a Halide dim can hold");
+    // The last index read must be inside a source dim that may be dynamic.
+    if (sizes[d] > 0)
+      algorithm.requirements.emplace_back(
+          Expr(static_cast<int32_t>(offsets[d] + (sizes[d] - 1) * strides[d])) <
+              input.shape[d],
+          func.getSymName().str() + ": " + name + " reads dim " +
+              std::to_string(d) + " out of bounds");
+  }
+  FailureOr<std::vector<Expr>> shape = extents(op, op.getType(), {});
+  if (failed(shape))
+    return failure();
+  std::vector<Var> vars = makeVars(input.rank());
+  Index at;
+  for (size_t d = 0; d < input.rank(); ++d)
+    at.push_back(static_cast<int32_t>(offsets[d]) +
+                 vars[d] * static_cast<int32_t>(strides[d]));
+  Func result(name);
+  define(result, vars, input(at));
+  bind(op, Family::Elementwise, {result, *shape, input.type});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Sizes and the run-time choice (scf.if) of --attn-reassociate
+//===----------------------------------------------------------------------===//
+
+FailureOr<Expr> KernelBuilder::scalar(Operation *user, Value value) {
+  auto it = scalars.find(value);
+  if (it != scalars.end())
+    return it->second;
+  return user->emitError("codegen computes index and i1 values only from "
+                         "tensor sizes (tensor.dim, constants and index "
+                         "arith), not from this operand");
+}
+
+LogicalResult KernelBuilder::lowerDim(Operation *operation) {
+  auto op = cast<tensor::DimOp>(operation);
+  std::optional<int64_t> index = op.getConstantIndex();
+  auto it = values.find(op.getSource());
+  if (it == values.end())
+    return op.emitError("codegen: tensor.dim of a value it has not lowered");
+  const TensorFunc &source = it->second;
+  if (!index || *index < 0 || *index >= static_cast<int64_t>(source.rank()))
+    return op.emitError("codegen needs a constant, in-range dim index for "
+                        "tensor.dim");
+  scalars[op] = Halide::cast(Halide::UInt(64), source.shape[*index]);
+  return success();
+}
+
+// index arithmetic wraps at 64 bits, as arith specifies; UInt(64) Exprs
+// wrap the same way in Halide.
+LogicalResult KernelBuilder::lowerIndexArith(Operation *op) {
+  if (!op->getResult(0).getType().isIndex())
+    return op->emitError("codegen supports '")
+           << op->getName() << "' on index values only";
+  FailureOr<Expr> lhs = scalar(op, op->getOperand(0));
+  FailureOr<Expr> rhs = scalar(op, op->getOperand(1));
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  Expr a = *lhs, b = *rhs;
+  scalars[op->getResult(0)] =
+      llvm::TypeSwitch<Operation *, Expr>(op)
+          .Case([&](arith::AddIOp) { return a + b; })
+          .Case([&](arith::SubIOp) { return a - b; })
+          .Case([&](arith::MulIOp) { return a * b; })
+          .Case([&](arith::MaxUIOp) { return Halide::max(a, b); });
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerCmpI(Operation *operation) {
+  auto op = cast<arith::CmpIOp>(operation);
+  if (!op.getLhs().getType().isIndex())
+    return op.emitError("codegen supports arith.cmpi on index values only");
+  FailureOr<Expr> lhs = scalar(op, op.getLhs());
+  FailureOr<Expr> rhs = scalar(op, op.getRhs());
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  Expr ua = *lhs, ub = *rhs;
+  Expr sa = Halide::reinterpret(Halide::Int(64), ua);
+  Expr sb = Halide::reinterpret(Halide::Int(64), ub);
+  Expr result;
+  switch (op.getPredicate()) {
+  case arith::CmpIPredicate::eq:
+    result = ua == ub;
+    break;
+  case arith::CmpIPredicate::ne:
+    result = ua != ub;
+    break;
+  case arith::CmpIPredicate::slt:
+    result = sa < sb;
+    break;
+  case arith::CmpIPredicate::sle:
+    result = sa <= sb;
+    break;
+  case arith::CmpIPredicate::sgt:
+    result = sa > sb;
+    break;
+  case arith::CmpIPredicate::sge:
+    result = sa >= sb;
+    break;
+  case arith::CmpIPredicate::ult:
+    result = ua < ub;
+    break;
+  case arith::CmpIPredicate::ule:
+    result = ua <= ub;
+    break;
+  case arith::CmpIPredicate::ugt:
+    result = ua > ub;
+    break;
+  case arith::CmpIPredicate::uge:
+    result = ua >= ub;
+    break;
+  }
+  scalars[op] = result;
+  return success();
+}
+
+LogicalResult KernelBuilder::lowerSelect(Operation *operation) {
+  auto op = cast<arith::SelectOp>(operation);
+  if (!op.getType().isIndex() && !op.getType().isInteger(1))
+    return op.emitError("codegen supports arith.select of index and i1 "
+                        "values only");
+  FailureOr<Expr> condition = scalar(op, op.getCondition());
+  FailureOr<Expr> whenTrue = scalar(op, op.getTrueValue());
+  FailureOr<Expr> whenFalse = scalar(op, op.getFalseValue());
+  if (failed(condition) || failed(whenTrue) || failed(whenFalse))
+    return failure();
+  scalars[op] = Halide::select(*condition, *whenTrue, *whenFalse);
+  return success();
+}
+
+// Both branches are lowered; each tensor result is
+//   if_<k>(x) = select(condition, then(x), else(x))
+// and the Choice schedule specializes if_<k> on the condition. In each
+// specialization the select folds to one branch, so Halide's bounds
+// inference marks the other branch's Funcs unused: their allocations and
+// loop nests are guarded by `<func>.loaded` and skipped at run time. The
+// same code therefore serves JIT and AOT kernels with dynamic sizes.
+LogicalResult KernelBuilder::lowerIf(Operation *operation) {
+  auto op = cast<scf::IfOp>(operation);
+  FailureOr<Expr> condition = scalar(op, op.getCondition());
+  if (failed(condition))
+    return failure();
+  if (op.getElseRegion().empty())
+    return op.emitError("codegen needs an else branch in scf.if");
+  auto lowerBranch = [&](Block &block) -> FailureOr<Operation *> {
+    for (Operation &inner : block) {
+      if (isa<scf::YieldOp>(inner))
+        return &inner;
+      if (failed(lowerOp(inner)))
+        return failure();
+    }
+    return op.emitError("scf.if branch without scf.yield");
+  };
+  FailureOr<Operation *> thenYield = lowerBranch(*op.thenBlock());
+  if (failed(thenYield))
+    return failure();
+  FailureOr<Operation *> elseYield = lowerBranch(*op.elseBlock());
+  if (failed(elseYield))
+    return failure();
+  Expr cond = Halide::Internal::simplify(*condition);
+  for (auto [index, result] : llvm::enumerate(op.getResults())) {
+    Value fromThen = (*thenYield)->getOperand(index);
+    Value fromElse = (*elseYield)->getOperand(index);
+    if (!isa<RankedTensorType>(result.getType())) {
+      FailureOr<Expr> a = scalar(op, fromThen), b = scalar(op, fromElse);
+      if (failed(a) || failed(b))
+        return failure();
+      scalars[result] = Halide::select(cond, *a, *b);
+      continue;
+    }
+    const TensorFunc &whenTrue = get(fromThen);
+    const TensorFunc &whenFalse = get(fromElse);
+    std::vector<Expr> computed;
+    for (size_t d = 0; d < whenTrue.rank(); ++d)
+      computed.push_back(Halide::Internal::simplify(
+          Halide::select(cond, whenTrue.shape[d], whenFalse.shape[d])));
+    FailureOr<std::vector<Expr>> shape =
+        extents(op, cast<RankedTensorType>(result.getType()), computed);
+    if (failed(shape))
+      return failure();
+    std::vector<Var> vars = makeVars(whenTrue.rank());
+    Index at = toExprs(vars);
+    Func choice(opFuncName(op));
+    TensorFunc tensor{choice, *shape, whenTrue.type};
+    values[result] = tensor;
+    // A condition fixed at compile time needs no run-time choice.
+    if (Halide::Internal::is_const(cond)) {
+      define(choice, vars,
+             Halide::Internal::is_const_one(cond) ? whenTrue(at)
+                                                  : whenFalse(at));
+      algorithm.ops.push_back(
+          {Family::Elementwise, choice.name(), tensor, {}, {}, {}});
+      continue;
+    }
+    define(choice, vars, Halide::select(cond, whenTrue(at), whenFalse(at)));
+    algorithm.ops.push_back(
+        {Family::Choice, choice.name(), tensor, {}, {}, {}, cond});
+  }
+  return success();
+}

@@ -1,0 +1,293 @@
+//===- KernelBuilder.h - The algorithm's builder (internal) -----*- C++ -*-===//
+//
+// KernelBuilder lowers a func.func, op by op, to a KernelAlgorithm
+// (Algorithm.h). Like the schedules (Schedule*.cpp), its lowerings live in
+// one file per op family:
+//
+//   Algorithm.cpp            the driver (run), the op table kLowerings and
+//                            the helpers every family uses (shapes,
+//                            broadcasting, batched layouts, bind)
+//   AlgorithmPrimitives.cpp  matmul, normalize, scale, feature_map,
+//                            prefix_sum, causal_mask, add, mul, div,
+//                            reduce_sum, floor
+//   AlgorithmShapes.cpp      tensor reshapes, slices and casts, constants,
+//                            and the sizes and run-time choice (scf.if) of
+//                            --attn-reassociate
+//   AlgorithmAttention.cpp   dot_product and external (one shared lowering)
+//   AlgorithmEfficient.cpp   efficient
+//   AlgorithmSampling.cpp    bilinear_gather, gather_pixels, deformable
+//
+// To support a new op: write `lowerFoo` in its family's file, declare it
+// below with the others of that file, add one row to kLowerings
+// (Algorithm.cpp) and schedule its family.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_CODEGEN_KERNELBUILDER_H
+#define ATTN_CODEGEN_KERNELBUILDER_H
+
+#include "codegen/Algorithm.h"
+
+#include "dialect/AttnOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace mlir::attn::codegen::detail {
+
+using Halide::Expr;
+using Halide::Func;
+using Halide::RDom;
+using Halide::Var;
+
+using Index = std::vector<Expr>;
+
+/// Defines f(index) = value with `vars` in MLIR order.
+inline void define(Func f, const std::vector<Var> &vars, Expr value) {
+  std::vector<Var> args(vars.rbegin(), vars.rend());
+  f(args) = value;
+}
+
+inline Index toExprs(const std::vector<Var> &vars) {
+  return Index(vars.begin(), vars.end());
+}
+
+/// Calls f at `index` (MLIR order).
+inline Expr call(Func f, Index index) {
+  std::reverse(index.begin(), index.end());
+  return f(index);
+}
+
+/// Defines an update f(index) = value at an index that holds RVars.
+inline void update(Func f, Index index, Expr value) {
+  std::reverse(index.begin(), index.end());
+  f(index) = value;
+}
+
+inline Expr constant(Halide::Type type, double value) {
+  return Halide::Internal::make_const(type, value);
+}
+
+/// Lowest finite value of `type`: the identity of the masked maximum.
+inline Expr lowest(Halide::Type type) {
+  return type.bits() == 64 ? constant(type, -std::numeric_limits<double>::max())
+                           : constant(type, -std::numeric_limits<float>::max());
+}
+
+/// True where x is -inf (an additive mask or causal_mask fill); is_inf is
+/// exempt from Halide's fast-math flags.
+inline Expr isNegInf(Expr x) { return Halide::is_inf(x) && x < 0; }
+
+class KernelBuilder {
+public:
+  KernelBuilder(func::FuncOp func, ArrayRef<std::string> argNames,
+                const AlgorithmOptions &options)
+      : func(func), argNames(argNames), options(options) {}
+  FailureOr<KernelAlgorithm> run();
+
+  // Lowerings, one per op (see kLowerings), by the file that defines them.
+  // AlgorithmPrimitives.cpp
+  LogicalResult lowerMatmul(Operation *op);
+  LogicalResult lowerNormalize(Operation *op);
+  LogicalResult lowerScale(Operation *op);
+  LogicalResult lowerFeatureMap(Operation *op);
+  LogicalResult lowerPrefixSum(Operation *op);
+  LogicalResult lowerCausalMask(Operation *op);
+  LogicalResult lowerAdd(Operation *op);
+  LogicalResult lowerMul(Operation *op);
+  LogicalResult lowerDiv(Operation *op);
+  LogicalResult lowerReduceSum(Operation *op);
+  LogicalResult lowerFloor(Operation *op);
+  // AlgorithmShapes.cpp
+  LogicalResult lowerExpandShape(Operation *op);
+  LogicalResult lowerCollapseShape(Operation *op);
+  LogicalResult lowerConstant(Operation *op);
+  LogicalResult lowerCast(Operation *op);
+  LogicalResult lowerExtractSlice(Operation *op);
+  // Sizes: index and i1 values become scalar Exprs (see `scalars`).
+  LogicalResult lowerDim(Operation *op);
+  LogicalResult lowerIndexArith(Operation *op);
+  LogicalResult lowerCmpI(Operation *op);
+  LogicalResult lowerSelect(Operation *op);
+  LogicalResult lowerIf(Operation *op);
+  // AlgorithmAttention.cpp
+  LogicalResult lowerDotProduct(Operation *op);
+  LogicalResult lowerExternal(Operation *op);
+  // AlgorithmEfficient.cpp
+  LogicalResult lowerEfficient(Operation *op);
+  // AlgorithmSampling.cpp
+  LogicalResult lowerBilinearGather(Operation *op);
+  LogicalResult lowerGatherPixels(Operation *op);
+  LogicalResult lowerDeformable(Operation *op);
+
+private:
+  // Shared by every family (Algorithm.cpp).
+  /// The layout of a batched result (lead..., rows, cols): `lead`
+  /// broadcasts the operands' leading dims and is indexed by batch Vars b0,
+  /// b1, ... placed before each Func's own trailing Vars.
+  struct BatchedLayout {
+    std::vector<Expr> lead;
+    std::vector<Var> batchVars;
+    /// Result extents (lead..., rows, cols).
+    std::vector<Expr> shape;
+    /// The batch Vars followed by `tail`, to define a Func.
+    std::vector<Var> vars(std::initializer_list<Var> tail) const;
+    /// The batch index followed by `tail`, to call a Func.
+    Index index(std::initializer_list<Expr> tail) const;
+    /// Element of operand `t` at the broadcast batch index followed by
+    /// `tail` (its own last two dims).
+    Expr operand(const TensorFunc &t, const Index &tail) const;
+  };
+  /// Broadcasts `operands`' leading dims (all but the last two) and checks
+  /// the op's result type against (lead..., rows, cols).
+  FailureOr<BatchedLayout> batchedLayout(Operation *op,
+                                         ArrayRef<const TensorFunc *> operands,
+                                         Expr rows, Expr cols,
+                                         const std::string &name);
+  /// Attention over Q (..., n, dk), K (..., m, dk), V (..., m, dv) with an
+  /// optional mask (..., n, m); the result is (lead..., n, dv).
+  struct AttentionLayout : BatchedLayout {
+    Expr n, dk, m, dv;
+  };
+  /// Checks the dims that q, k, v (and `mask`) share, then as batchedLayout.
+  FailureOr<AttentionLayout> attentionLayout(Operation *op, const TensorFunc &q,
+                                             const TensorFunc &k,
+                                             const TensorFunc &v,
+                                             const TensorFunc *mask,
+                                             const std::string &name);
+  /// Looks `op` up in kLowerings and lowers it.
+  LogicalResult lowerOp(Operation &op);
+
+  const TensorFunc &get(Value value) { return values.find(value)->second; }
+  std::string freshName(StringRef base) {
+    return (base + "_" + llvm::Twine(counters[base.str()]++)).str();
+  }
+  /// "matmul_0" for attn.matmul, "expand_shape_0" for tensor.expand_shape.
+  std::string opFuncName(Operation *op) {
+    return freshName(op->getName().stripDialect());
+  }
+  std::vector<Var> makeVars(size_t rank, StringRef prefix = "d") {
+    std::vector<Var> vars;
+    for (size_t i = 0; i < rank; ++i)
+      vars.emplace_back((prefix + llvm::Twine(i)).str());
+    return vars;
+  }
+  FailureOr<Halide::Type> elementType(Operation *op, Type type);
+  /// Extents of `type`: static dims as constants, dynamic dims from
+  /// `computed` (which must have the same rank).
+  FailureOr<std::vector<Expr>> extents(Operation *op, RankedTensorType type,
+                                       const std::vector<Expr> &computed);
+  /// Requires a == b at run time unless both are constants (the verifier
+  /// checked those).
+  void requireEqual(Expr a, Expr b, const std::string &what);
+  /// numpy broadcast of several leading shapes; result extents, with
+  /// requirements for dynamic dims (which must equal the result extent).
+  std::vector<Expr> broadcastShape(const std::vector<std::vector<Expr>> &shapes,
+                                   const std::string &what);
+  /// Index of an operand with leading shape `shape` for result index `index`
+  /// (both right-aligned; stretched dims read index 0).
+  static Index broadcastIndex(const std::vector<Expr> &shape,
+                              const std::vector<Expr> &resultShape,
+                              const Index &index);
+  /// The index in algorithm.ops of the op that computes `value`
+  /// (algorithm.ops.size() if none).
+  size_t opIndex(Value value);
+  /// Marks a returned pointwise op as the epilogue of a product.
+  void markEpilogue(Value returned);
+  /// Marks column sums that can share a chunked product's tasks.
+  void markSharedColumnSums();
+  /// Records the op's result.
+  void bind(Operation *op, Family family, TensorFunc result,
+            std::map<std::string, Func> stages = {},
+            std::map<std::string, RDom> domains = {},
+            std::map<std::string, int64_t> info = {});
+  Expr featureMapExpr(FeatureMap map, Expr x);
+
+  // Used by one family: AlgorithmPrimitives.cpp.
+  /// Elementwise `combine(lhs, rhs)` with numpy broadcasting (attn.add,
+  /// attn.mul, attn.div).
+  LogicalResult
+  lowerBroadcastBinary(Operation *op, Value lhsValue, Value rhsValue,
+                       const std::function<Expr(Expr, Expr)> &combine);
+
+  // Used by one family: AlgorithmShapes.cpp.
+  /// The scalar Expr of an index or i1 value, or an error at `user`.
+  FailureOr<Expr> scalar(Operation *user, Value value);
+
+  // Used by one family: AlgorithmAttention.cpp.
+  /// Description of a dot-product attention for the shared lowering of
+  /// attn.dot_product and attn.external.
+  struct DotProductSpec {
+    Value query, key, value, mask;
+    std::vector<std::tuple<NormKind, NormAxis, double>> steps;
+    double scale = 1.0;
+    FeatureMap featureMap = FeatureMap::identity;
+    bool causal = false;
+  };
+  LogicalResult lowerDotProductSpec(Operation *op, const DotProductSpec &spec);
+  /// True where the additive mask of `spec` is -inf at (row, col). Tested on
+  /// the mask itself, not on the scores: scores + (-inf) is an add under
+  /// the no-infs fast-math flags, whose is_inf LLVM may fold to false.
+  Expr maskHides(const AttentionLayout &batch, const DotProductSpec &spec,
+                 Expr row, Expr col);
+  /// The weights and output of a softmax over keys, split into key ranges of
+  /// `split` (AlgorithmOptions::keySplit), after `stages` (query, keyT, dot,
+  /// scores) are defined.
+  LogicalResult lowerKeySplitSoftmax(Operation *op, const std::string &name,
+                                     const AttentionLayout &batch,
+                                     const DotProductSpec &spec,
+                                     const TensorFunc &v,
+                                     std::map<std::string, Func> stages,
+                                     std::map<std::string, RDom> domains,
+                                     int64_t split);
+
+  // Used by one family: AlgorithmSampling.cpp.
+  /// The levels of a per-sample gather (bilinear_gather, gather_pixels):
+  /// checks them and that value (N, Lv, M, D) and the samples
+  /// (N, Lq, M, L, P, 2) agree; the result shape (N, Lq, M, L, P, D) and
+  /// level `l`'s height, width and first row as select chains on `l`.
+  struct SampleLevels {
+    std::vector<Expr> shape;
+    Expr height, width, start;
+  };
+  FailureOr<SampleLevels> sampleLevels(Operation *op,
+                                       ArrayRef<int64_t> flatLevels,
+                                       const TensorFunc &value,
+                                       const TensorFunc &samples,
+                                       const std::string &name, Var l);
+  /// Bilinear sample of `value` (N, Lv, M, D) at normalized (x, y) of a
+  /// level with the given start row and size (zeros padding).
+  Expr bilinearSample(const TensorFunc &value, Expr n, Expr h, Expr d,
+                      Expr start, Expr height, Expr width, Expr x, Expr y,
+                      bool alignCorners);
+  /// Corner (cx, cy) (each 0 or 1, may be symbolic) of the bilinear sample
+  /// at normalized (x, y) of a level: its value row, clamped into [0, Lv)
+  /// so every load is in bounds, and its bilinear weight, 0 when the corner
+  /// is outside the level or the location is not finite.
+  struct BilinearCorner {
+    Expr row, weight;
+  };
+  BilinearCorner bilinearCorner(const TensorFunc &value, Expr start,
+                                Expr height, Expr width, Expr x, Expr y,
+                                bool alignCorners, Expr cx, Expr cy);
+
+  func::FuncOp func;
+  ArrayRef<std::string> argNames;
+  AlgorithmOptions options;
+  KernelAlgorithm algorithm;
+  llvm::DenseMap<Value, TensorFunc> values;
+  /// index values as UInt(64) Exprs (arith on index wraps at 64 bits), i1
+  /// values as Bool Exprs; all computed from tensor sizes.
+  llvm::DenseMap<Value, Expr> scalars;
+  std::map<std::string, int> counters;
+};
+
+} // namespace mlir::attn::codegen::detail
+
+#endif // ATTN_CODEGEN_KERNELBUILDER_H
