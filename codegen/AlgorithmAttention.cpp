@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/KernelBuilder.h"
+#include "codegen/ShapeThresholds.h"
 
 #include <array>
 
@@ -17,8 +18,9 @@ using namespace mlir::attn::codegen::detail;
 namespace {
 
 /// Lanes of the first stage of a row maximum over keys (one AVX-512 f32
-/// vector; see lowerDotProductSpec).
-constexpr int kMaxLanes = 16;
+/// vector; see lowerDotProductSpec). Listed with the other sizes where a
+/// schedule changes form (ShapeThresholds.h), so the shape sweep covers it.
+constexpr int kMaxLanes = mlir::attn::codegen::kRowMaxLanes;
 
 /// The first stage of a row maximum over `count` keys from `first`:
 /// lanes(slice..., lane) = the largest `entry(key)` over the keys

@@ -23,8 +23,8 @@
 
 namespace mlir::attn::codegen {
 
-/// Running row maxima of attention scores per row (defineLaneMax); the
-/// key split needs a multiple of it.
+/// Running row maxima of attention scores per row (defineLaneMax in
+/// AlgorithmAttention.cpp); the key split needs a multiple of it.
 constexpr int kRowMaxLanes = 16;
 /// keyT rows whose length in bytes is a multiple of this share L1 sets, so
 /// they are padded by kKeyRowPaddingBytes (ScheduleAttention.cpp).
