@@ -33,6 +33,13 @@ struct Console {
   void error(const llvm::Twine &message) const {
     llvm::WithColor::error(*err, tool) << message << "\n";
   }
+  /// A tool's exit on failure: prints `message` as an error unless it is
+  /// empty (the failure was reported already); returns exit code 1.
+  int fail(const std::string &message) const {
+    if (!message.empty())
+      error(message);
+    return 1;
+  }
 };
 
 } // namespace mlir::attn::api

@@ -149,12 +149,7 @@ static cl::opt<bool> printThresholds(
 
 static const api::Console console{"attn-compile"};
 
-/// Prints `error` (unless the failure was reported already); exit code 1.
-static int fail(const std::string &error) {
-  if (!error.empty())
-    console.error(error);
-  return 1;
-}
+static int fail(const std::string &error) { return console.fail(error); }
 
 /// The value of `option` if it was given.
 template <typename T> static std::optional<T> given(const cl::opt<T> &option) {

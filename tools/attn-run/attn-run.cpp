@@ -129,12 +129,7 @@ static cl::opt<bool> noDefaultPipeline(
 
 static const api::Console console{"attn-run"};
 
-/// Prints `error` (unless the failure was reported already); exit code 1.
-static int fail(const std::string &error) {
-  if (!error.empty())
-    console.error(error);
-  return 1;
-}
+static int fail(const std::string &error) { return console.fail(error); }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
