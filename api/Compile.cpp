@@ -134,6 +134,7 @@ LogicalResult mlir::attn::api::compileSpec(LoadedSpec &spec, StringRef specPath,
     cg::CompileOptions compile;
     compile.target = options.target;
     compile.argNames = argNames[func.getSymName().str()];
+    compile.remarkSchedule = options.remarkSchedule;
     if (failed(chooseSchedule(func, *schedules, compile, console)) ||
         failed(
             cg::compileToFiles(func, options.outputDir, compile, options.emit)))

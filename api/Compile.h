@@ -60,6 +60,9 @@ struct CompileSpecOptions {
   /// defaults).
   bool report = false;
   std::string ptxas, reportGpu;
+  /// A remark per attention op: its schedule form and why
+  /// (codegen::CompileOptions::remarkSchedule).
+  bool remarkSchedule = false;
 };
 
 /// Compiles the functions of `spec` (read from `specPath`, which error

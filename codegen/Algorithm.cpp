@@ -206,6 +206,7 @@ void KernelBuilder::bind(Operation *op, Family family, TensorFunc result,
   algorithm.ops.push_back({family, result.func.name(), result,
                            std::move(stages), std::move(domains),
                            std::move(info)});
+  algorithm.ops.back().loc = op->getLoc();
 }
 
 static std::vector<Expr> leading(const TensorFunc &t, size_t trailing) {

@@ -65,6 +65,10 @@ struct OpStages {
   std::map<std::string, int64_t> info;
   /// Choice only: the run-time condition on sizes that picks the branch.
   Halide::Expr condition;
+  /// The op's location, and the form of its algorithm and schedule and why
+  /// (attention ops; CompileOptions::remarkSchedule prints it).
+  LocationAttr loc;
+  std::string form;
 };
 
 /// A func.func as a Halide pipeline, before scheduling.
@@ -94,6 +98,17 @@ struct AlgorithmOptions {
   /// query block is then one split's scores, not a whole row of m keys.
   /// 0: never split.
   int keySplit = 0;
+  /// keySplit when the attention is causal (splits past the diagonal of a
+  /// query block are skipped).
+  int causalKeySplit = 0;
+  /// Softmax attention (one softmax step over keys) whose problems have at
+  /// most fewRows query rows, n static: split-KV over parts of keyPart keys
+  /// (a multiple of 16), for any m (static or dynamic; the last part may be
+  /// ragged). The scores are dot products of Q's rows with K's rows, read
+  /// in place: no transposed copy of K, whose cost a few rows cannot
+  /// amortize. Takes precedence over keySplit. 0: never.
+  int fewRows = 0;
+  int keyPart = 0;
   /// attn.efficient's softmax over positions (m and dv static, m a
   /// multiple of efficientChunk, at least two chunks): each chunk of efficientChunk
   /// positions takes its own max, weights, context and sums, and the merge

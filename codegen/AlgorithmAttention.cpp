@@ -11,6 +11,7 @@
 #include "codegen/ShapeThresholds.h"
 
 #include <array>
+#include <sstream>
 
 using namespace mlir;
 using namespace mlir::attn::codegen::detail;
@@ -112,37 +113,65 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   Expr n = batch.n, dk = batch.dk, m = batch.m;
   Var i("i"), j("j"), e("e"), d("d");
 
+  // The form: few query rows split the keys into parts (split-KV); a
+  // softmax over many static keys may split them per query block.
+  auto staticKeys = Halide::Internal::as_const_int(m);
+  auto staticRows = Halide::Internal::as_const_int(n);
+  bool softmaxOverKeys = spec.steps.size() == 1 &&
+                         std::get<0>(spec.steps[0]) == NormKind::softmax &&
+                         std::get<1>(spec.steps[0]) == NormAxis::keys;
+  bool fewRows = softmaxOverKeys && options.fewRows > 0 &&
+                 options.keyPart > 0 && options.keyPart % kMaxLanes == 0 &&
+                 staticRows && *staticRows <= options.fewRows;
+  int64_t split = spec.causal ? options.causalKeySplit : options.keySplit;
+  bool keySplit = !fewRows && softmaxOverKeys && split > 0 &&
+                  split % kMaxLanes == 0 && staticKeys &&
+                  *staticKeys > split;
+
   Func query(name + "_query"), keyT(name + "_keyT"), dot(name + "_dot"),
       scores(name + "_scores");
   define(query, batch.vars({i, d}),
          featureMapExpr(spec.featureMap, batch.operand(q, {i, d})));
-  define(keyT, batch.vars({d, j}),
-         featureMapExpr(spec.featureMap, batch.operand(k, {j, d})));
   RDom rd(0, dk, name + "_rd");
+  // With few rows, Q's rows meet K's rows in place (a dot product over
+  // features per score); else K is copied transposed, keys innermost, so
+  // the score products vectorize over keys.
+  // A static key count that is not a multiple of the widest vector (a
+  // 7 x 7 window's 49 keys): the schedule rounds the score tiles up to
+  // whole vectors, so keyT and the mask are read at m - 1 past the last
+  // key (those scores are never used).
+  bool padKeys = !fewRows && staticKeys && *staticKeys % kMaxLanes != 0;
+  auto keyIndex = [&](Expr key) -> Expr {
+    return padKeys ? Halide::min(key, m - 1) : key;
+  };
+  if (!fewRows)
+    define(keyT, batch.vars({d, j}),
+           featureMapExpr(spec.featureMap,
+                          batch.operand(k, {keyIndex(j), d})));
+  Expr keyAt = fewRows
+                   ? featureMapExpr(spec.featureMap, batch.operand(k, {j, rd}))
+                   : call(keyT, batch.index({rd, j}));
   define(dot, batch.vars({i, j}), constant(type, 0.0));
   update(dot, batch.index({i, j}),
-         call(dot, batch.index({i, j})) + call(query, batch.index({i, rd})) *
-                                              call(keyT, batch.index({rd, j})));
+         call(dot, batch.index({i, j})) +
+             call(query, batch.index({i, rd})) * keyAt);
   Expr s = call(dot, batch.index({i, j}));
   if (spec.scale != 1.0)
     s = s * constant(type, spec.scale);
   if (mask) {
-    s = s + batch.operand(*mask, {i, j});
+    s = s + batch.operand(*mask, {i, keyIndex(j)});
   }
   define(scores, batch.vars({i, j}), s);
 
   std::map<std::string, Func> stages = {
-      {"query", query}, {"keyT", keyT}, {"dot", dot}, {"scores", scores}};
+      {"query", query}, {"dot", dot}, {"scores", scores}};
+  if (!fewRows)
+    stages["keyT"] = keyT;
   std::map<std::string, RDom> domains = {{"dot", rd}};
-  auto staticKeys = Halide::Internal::as_const_int(m);
-  int64_t split = options.keySplit;
-  if (split > 0 && split % kMaxLanes == 0 && staticKeys &&
-      *staticKeys > split && *staticKeys % split == 0 &&
-      spec.steps.size() == 1 &&
-      std::get<0>(spec.steps[0]) == NormKind::softmax &&
-      std::get<1>(spec.steps[0]) == NormAxis::keys)
-    return lowerKeySplitSoftmax(op, name, batch, spec, v, stages, domains,
-                                split);
+  if (fewRows || keySplit)
+    return lowerKeySplitSoftmax(op, name, batch, spec, q, k, v, stages,
+                                domains, fewRows ? options.keyPart : split,
+                                fewRows);
   auto visible = [&](Expr row, Expr col) -> Expr {
     return spec.causal ? col <= row : Halide::Internal::const_true();
   };
@@ -152,7 +181,7 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   Func current = scores;
   // Static key count (0: dynamic), for the layout of keyT.
   std::map<std::string, int64_t> info = {
-      {"keys", staticKeys ? *staticKeys : 0}};
+      {"keys", staticKeys ? *staticKeys : 0}, {"padKeys", padKeys}};
   Func lastNum;
   Expr lastDen; // per-row divisor of the last step when it is over keys
   bool allKeys = true;
@@ -273,6 +302,34 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   info["plainQuery"] = spec.featureMap == FeatureMap::identity;
   bind(op, allKeys ? Family::RowAttention : Family::MaterializedAttention,
        {result, batch.shape, type}, stages, domains, info);
+  std::ostringstream form;
+  if (!allKeys) {
+    form << "materialized scores: a normalization step over queries needs "
+            "whole columns of scores";
+  } else {
+    form << "row blocks: every key per query block";
+    if (softmaxOverKeys) {
+      form << " (";
+      if (!staticRows)
+        form << "n dynamic";
+      else
+        form << "n = " << *staticRows << " > attention.fewRows = "
+             << options.fewRows;
+      form << "; ";
+      std::string knob = spec.causal ? "attention.causalKeySplit"
+                                     : "attention.keySplit";
+      if (!staticKeys)
+        form << "m dynamic: no key split";
+      else
+        form << "m = " << *staticKeys << " <= " << knob << " = " << split
+             << ": no key split";
+      form << ")";
+    }
+    if (padKeys)
+      form << "; " << *staticKeys
+           << " keys are not whole vectors: score tiles round up";
+  }
+  algorithm.ops.back().form = form.str();
   return success();
 }
 
@@ -295,18 +352,33 @@ Expr KernelBuilder::maskHides(const AttentionLayout &batch,
 // The merge rescales split c by w = exp(splitmax - rowmax):
 //   out = sum_c w acc / sum_c w den. A split with nothing visible has
 //   den = acc = 0; its max is the lowest float, and w is set to 0 then.
+// When m is dynamic or not a multiple of `split`, the last split is ragged:
+// its keys past m read K and V at m - 1 and are hidden.
 LogicalResult KernelBuilder::lowerKeySplitSoftmax(
     Operation *op, const std::string &name, const AttentionLayout &batch,
-    const DotProductSpec &spec, const TensorFunc &v,
-    std::map<std::string, Func> stages, std::map<std::string, RDom> domains,
-    int64_t split) {
+    const DotProductSpec &spec, const TensorFunc &q, const TensorFunc &k,
+    const TensorFunc &v, std::map<std::string, Func> stages,
+    std::map<std::string, RDom> domains, int64_t split, bool fewRows) {
   Func scores = stages.at("scores");
   Halide::Type type = v.type;
   Expr m = batch.m, dv = batch.dv;
-  int64_t splits = *Halide::Internal::as_const_int(m) / split;
+  auto staticKeys = Halide::Internal::as_const_int(m);
+  bool ragged = !staticKeys || *staticKeys % split != 0;
+  int splitKeys = static_cast<int>(split);
+  Expr splits = staticKeys ? Expr(static_cast<int>(
+                                 (*staticKeys + splitKeys - 1) / splitKeys))
+                           : (m + splitKeys - 1) / splitKeys;
   Var i("i"), e("e"), c("c"), jj("jj"), x("x");
   auto visible = [&](Expr row, Expr col) -> Expr {
     return spec.causal ? col <= row : Halide::Internal::const_true();
+  };
+  // Keys past m (a ragged last split) are read at m - 1 and hidden.
+  auto clampKey = [&](Expr key) -> Expr {
+    return ragged ? Halide::min(key, m - 1) : key;
+  };
+  auto kept = [&](Expr key) -> Expr {
+    Expr shown = visible(i, key) && !maskHides(batch, spec, i, clampKey(key));
+    return ragged ? key < m && shown : shown;
   };
 
   // The split's max, in two stages (defineLaneMax); split is a multiple
@@ -315,33 +387,29 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
   Index maxAt = batch.index({c, i});
   define(splitMax, batch.vars({c, i}), lowest(type));
   LaneMax laneMax = defineLaneMax(
-      splitMax, batch.vars({c, i}), maxAt, c * static_cast<int>(split),
-      static_cast<int>(split),
-      [&](Expr key) { return call(scores, batch.index({i, key})); },
-      [&](Expr key) {
-        return visible(i, key) && !maskHides(batch, spec, i, key);
-      },
-      {name + "_splitlanes", name + "_rg", name + "_rl"}, type);
+      splitMax, batch.vars({c, i}), maxAt, c * splitKeys, splitKeys,
+      [&](Expr key) { return call(scores, batch.index({i, clampKey(key)})); },
+      kept, {name + "_splitlanes", name + "_rg", name + "_rl"}, type);
 
   Func num(name + "_num"), den(name + "_den"), acc(name + "_acc");
-  Expr key = c * static_cast<int>(split) + jj;
-  Expr score = call(scores, batch.index({i, key}));
+  Expr key = c * splitKeys + jj;
+  Expr score = call(scores, batch.index({i, clampKey(key)}));
   define(num, batch.vars({c, i, jj}),
-         Halide::select(visible(i, key) && !maskHides(batch, spec, i, key),
-                        softmaxExp(score - call(splitMax, maxAt)),
+         Halide::select(kept(key), softmaxExp(score - call(splitMax, maxAt)),
                         constant(type, 0.0)));
-  RDom rs(0, static_cast<int>(split), name + "_rs");
+  RDom rs(0, splitKeys, name + "_rs");
   define(den, batch.vars({c, i}), constant(type, 0.0));
   update(den, maxAt, call(den, maxAt) + call(num, batch.index({c, i, rs})));
-  RDom rj(0, static_cast<int>(split), name + "_rj");
-  if (spec.causal)
-    rj.where(c * static_cast<int>(split) + rj <= i);
+  // Hidden keys have weight 0. (A causal predicate here, c * split + rj
+  // <= i, would put a branch per row into the register tiles of weights x
+  // V; splits wholly past the diagonal are skipped by the merge instead.)
+  RDom rj(0, splitKeys, name + "_rj");
   Index accAt = batch.index({c, i, e});
   define(acc, batch.vars({c, i, e}), constant(type, 0.0));
   update(acc, accAt,
          call(acc, accAt) +
              call(num, batch.index({c, i, rj})) *
-                 batch.operand(v, {c * static_cast<int>(split) + rj, e}));
+                 batch.operand(v, {clampKey(c * splitKeys + rj), e}));
 
   Func splitResults(name + "_splits");
   define(splitResults, batch.vars({c, i, x}),
@@ -352,7 +420,12 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
   // The merge over splits.
   Func rowMax(name + "_rowmax"), weight(name + "_weight"),
       rowDen(name + "_rowden"), merged(name + "_merged"), result(name);
-  RDom rc(0, static_cast<int>(splits), name + "_rc");
+  // Causal: a split whose first key is past the row's own is not merged,
+  // so bounds inference never computes a split wholly past the diagonal
+  // of a query block.
+  RDom rc(0, splits, name + "_rc");
+  if (spec.causal)
+    rc.where(rc * splitKeys <= i);
   define(rowMax, batch.vars({i}), lowest(type));
   update(rowMax, batch.index({i}),
          Halide::max(call(rowMax, batch.index({i})),
@@ -395,10 +468,82 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
   domains["merge"] = rc;
   std::map<std::string, int64_t> info = {
       {"keySplit", split},
-      {"keys", *Halide::Internal::as_const_int(m)},
+      {"keys", staticKeys ? *staticKeys : 0},
       {"plainQuery", spec.featureMap == FeatureMap::identity},
-      {"steps", 1}};
+      {"steps", 1},
+      {"fewRows", fewRows}};
+  // Batch dims over which K and V broadcast (grouped-query attention: the
+  // query heads of a group share one KV head): the schedule runs them
+  // inside each split, so the split's K and V are read from memory once
+  // for the whole group.
+  for (size_t t = 0; t < batch.lead.size(); ++t) {
+    auto extent = Halide::Internal::as_const_int(batch.lead[t]);
+    bool shared = !extent || *extent != 1;
+    for (const TensorFunc *operand : {&k, &v}) {
+      size_t lead = operand->rank() - 2, offset = batch.lead.size() - lead;
+      // A dim the operand lacks broadcasts too, but is plain batch work
+      // here: only an explicit 1 (a KV head's group dim) is run inside a
+      // part, so the parts keep the other dims' parallelism.
+      if (t < offset) {
+        shared = false;
+        continue;
+      }
+      auto own = Halide::Internal::as_const_int(operand->shape[t - offset]);
+      shared = shared && own && *own == 1;
+    }
+    // Q broadcasting too would make the dim plain batch work.
+    size_t qLead = q.rank() - 2, qOffset = batch.lead.size() - qLead;
+    if (t >= qOffset) {
+      auto own = Halide::Internal::as_const_int(q.shape[t - qOffset]);
+      shared = shared && !(own && *own == 1);
+    } else {
+      shared = false;
+    }
+    if (shared)
+      info["kvShared" + std::to_string(t)] = 1;
+  }
   bind(op, Family::RowAttention, {result, batch.shape, type}, stages, domains,
        info);
+  std::ostringstream form;
+  auto staticSplits = Halide::Internal::as_const_int(splits);
+  auto describeSplits = [&](const char *what) {
+    if (staticSplits && *staticSplits == 1)
+      form << *staticKeys << " keys in one of the " << what << " of "
+           << split;
+    else if (staticSplits)
+      form << *staticKeys << " keys in " << *staticSplits << " " << what
+           << " of " << split;
+    else
+      form << what << " of " << split << " keys, as many as m needs at run "
+           << "time";
+    if (ragged && staticSplits && *staticSplits > 1)
+      form << ", the last of " << *staticKeys % split;
+  };
+  if (fewRows) {
+    form << "split-KV for few query rows (n = "
+         << *Halide::Internal::as_const_int(batch.n)
+         << " <= attention.fewRows = " << options.fewRows << "): ";
+    describeSplits("parts");
+    form << " (attention.keyPart); every part of every problem is a "
+            "parallel task that reads its rows of K and V once, in place";
+    std::string dims;
+    for (size_t t = 0; t < batch.lead.size(); ++t)
+      if (info.count("kvShared" + std::to_string(t)))
+        dims += (dims.empty() ? "" : ", ") + std::to_string(t);
+    if (!dims.empty())
+      form << "; K and V broadcast over batch dim " << dims
+           << " (grouped-query): a part serves every query head of its "
+              "group";
+  } else {
+    form << "key splits: ";
+    describeSplits("splits");
+    form << " (" << (spec.causal ? "attention.causalKeySplit"
+                                 : "attention.keySplit")
+         << "), merged by their maxima and sums";
+  }
+  if (spec.causal)
+    form << "; causal: the splits after a query block's last row are "
+            "skipped";
+  algorithm.ops.back().form = form.str();
   return success();
 }

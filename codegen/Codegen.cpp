@@ -199,6 +199,9 @@ FailureOr<KernelAlgorithm> buildScheduled(func::FuncOp func,
   AlgorithmOptions algorithmOptions;
   if (options.autoscheduler.empty() && !target.has_gpu_feature()) {
     algorithmOptions.keySplit = options.schedule.attention.keySplit;
+    algorithmOptions.causalKeySplit = options.schedule.attention.causalKeySplit;
+    algorithmOptions.fewRows = options.schedule.attention.fewRows;
+    algorithmOptions.keyPart = options.schedule.attention.keyPart;
     const ChunkedProductParams &chunked = options.schedule.chunkedProduct;
     algorithmOptions.efficientChunk = chunked.chunkMaxima ? chunked.chunk : 0;
   }
@@ -208,8 +211,17 @@ FailureOr<KernelAlgorithm> buildScheduled(func::FuncOp func,
     return failure();
   if (options.autoscheduler.empty()) {
     scheduleKernel(*algorithm, options.schedule, target);
+    if (options.remarkSchedule)
+      for (const OpStages &op : algorithm->ops)
+        if (!op.form.empty())
+          emitRemark(Location(op.loc))
+              << "schedule of @" << func.getSymName() << ": " << op.form;
     return algorithm;
   }
+  if (options.remarkSchedule)
+    emitRemark(func.getLoc()) << "schedule of @" << func.getSymName()
+                              << ": Halide's " << options.autoscheduler
+                              << " autoscheduler (no hand schedule)";
   Location loc = func.getLoc();
   bool gpuScheduler = options.autoscheduler == "Anderson2021";
   if (gpuScheduler != target.has_gpu_feature()) {

@@ -47,6 +47,9 @@ struct CompileOptions {
   /// Argument shapes (MLIR dim order) an autoscheduler plans for; they
   /// replace the estimates of dynamic dims (256 otherwise). Empty: none.
   std::vector<std::vector<int64_t>> shapeEstimates;
+  /// Emit a remark at each attention op saying which form of algorithm and
+  /// schedule it got and why (attn-compile/attn-run --remark-schedule).
+  bool remarkSchedule = false;
 };
 
 /// The autoschedulers CompileOptions::autoscheduler accepts.

@@ -237,15 +237,13 @@ private:
   Expr maskHides(const AttentionLayout &batch, const DotProductSpec &spec,
                  Expr row, Expr col);
   /// The weights and output of a softmax over keys, split into key ranges of
-  /// `split` (AlgorithmOptions::keySplit), after `stages` (query, keyT, dot,
-  /// scores) are defined.
-  LogicalResult lowerKeySplitSoftmax(Operation *op, const std::string &name,
-                                     const AttentionLayout &batch,
-                                     const DotProductSpec &spec,
-                                     const TensorFunc &v,
-                                     std::map<std::string, Func> stages,
-                                     std::map<std::string, RDom> domains,
-                                     int64_t split);
+  /// `split` (AlgorithmOptions::keySplit, or keyPart with `fewRows`), after
+  /// `stages` (query, dot, scores, and keyT unless `fewRows`) are defined.
+  LogicalResult lowerKeySplitSoftmax(
+      Operation *op, const std::string &name, const AttentionLayout &batch,
+      const DotProductSpec &spec, const TensorFunc &q, const TensorFunc &k,
+      const TensorFunc &v, std::map<std::string, Func> stages,
+      std::map<std::string, RDom> domains, int64_t split, bool fewRows);
 
   // Used by one family: AlgorithmSampling.cpp.
   /// The levels of a per-sample gather (bilinear_gather, gather_pixels):

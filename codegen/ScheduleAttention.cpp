@@ -30,14 +30,31 @@ using Halide::Var;
 /// too when it applies a feature map (the products read each element many
 /// times), else it is inlined: a copy of Q would only cost memory traffic
 /// (8 MB for external attention's X at n = 4096, d = 512).
-static void scheduleOperands(OpStages &op, int vector) {
+static void scheduleOperands(OpStages &op, int vector, bool perSplit) {
+  // Keys per block of keyT's transposition: 4 vectors (64 f32 keys; at
+  // dk = 64, 16 KiB of K rows, which stay in L1 across the features).
+  constexpr int kTransposeBlockVectors = 4;
   for (const char *role : {"query", "keyT"}) {
     if (role == std::string("query") && op.info.at("plainQuery"))
       continue;
     Func f = op.stages.at(role);
     std::vector<Var> args = f.args();
+    if (role == std::string("query")) {
+      f.compute_root()
+          .vectorize(args[0], vector, TailStrategy::GuardWithIf)
+          .parallel(args.back());
+      continue;
+    }
+    // keyT (j, d, b...) transposes K (d innermost): one block of keys at
+    // a time, every feature of the block before the next, so each block's
+    // rows of K are read from memory once (a feature-outer loop reads all
+    // of K once per feature).
+    Var block(f.name() + "_block"), lane(f.name() + "_lane");
     f.compute_root()
-        .vectorize(args[0], vector, TailStrategy::GuardWithIf)
+        .split(args[0], block, lane, vector * kTransposeBlockVectors,
+               TailStrategy::GuardWithIf)
+        .reorder(lane, args[1], block)
+        .vectorize(lane, vector)
         .parallel(args.back());
   }
   // A score tile reads one row of keyT per feature. Rows a multiple of
@@ -46,7 +63,8 @@ static void scheduleOperands(OpStages &op, int vector) {
   // block, was evicted from L1 in between: 256 padding bytes per row
   // spread the rows over the sets (softmax attention, 8 heads,
   // n = m = 4096: 128 -> 121 ms; n = 1024: 2% faster).
-  auto keys = op.info.find("keys");
+  // keyT per split holds one split's keys (scheduleRowAttention).
+  auto keys = op.info.find(perSplit ? "keySplit" : "keys");
   int bytes = op.result.type.bytes();
   if (keys != op.info.end() && keys->second > 0 &&
       keys->second * bytes % kKeyRowPeriodBytes == 0) {
@@ -88,28 +106,173 @@ static std::vector<std::pair<std::string, Func>> stepStages(OpStages &op) {
   return result;
 }
 
+/// Few query rows (AlgorithmOptions::fewRows: decode, a few queries against
+/// a long cache): the parts of the keys of every problem are the parallel
+/// tasks (FlashDecoding's split-KV), so one query row still keeps every
+/// thread busy. A task computes its part's scores for all the rows of its
+/// problem, and for all the query heads that share its KV head (the batch
+/// dims K and V broadcast over, "kvShared<t>"), one key at a time: each row
+/// of K is read once, in place, and meets every query row while in L1; then
+/// the part's maxima, sums and weights x V, which reads each row of V once.
+/// The merge per output row is small (parts x (dv + 2) values).
+static void scheduleFewRowsAttention(OpStages &op, const ScheduleContext &ctx,
+                                     int vector) {
+  const AttentionParams &p = ctx.params.attention;
+  Func out = op.result.func;
+  if (!ctx.isOutput(out))
+    out.compute_root();
+  if (!op.info.at("plainQuery")) {
+    Func query = op.stages.at("query");
+    std::vector<Var> args = query.args();
+    query.compute_root()
+        .vectorize(args[0], vector, TailStrategy::GuardWithIf)
+        .parallel(args.back());
+  }
+  // The batch vars of the splits (x, i, c, b...), the K/V-shared ones
+  // first, as they run inside a part.
+  Func splits = op.stages.at("splits");
+  std::vector<Var> xArgs = splits.args();
+  size_t batchDims = xArgs.size() - 3;
+  auto kvShared = [&](size_t arg) {
+    size_t dim = batchDims - 1 - (arg - 3); // its MLIR batch dim
+    return op.info.count("kvShared" + std::to_string(dim)) != 0;
+  };
+  std::vector<Halide::VarOrRVar> order = {xArgs[0], xArgs[1]};
+  std::vector<Var> shared, others;
+  for (size_t a = 3; a < xArgs.size(); ++a)
+    (kvShared(a) ? shared : others).push_back(xArgs[a]);
+  order.insert(order.end(), shared.begin(), shared.end());
+  order.push_back(xArgs[2]);
+  order.insert(order.end(), others.begin(), others.end());
+  splits.compute_root().reorder(order).vectorize(xArgs[0], vector,
+                                                 TailStrategy::GuardWithIf);
+  // One parallel loop over (part, problem).
+  Var task = xArgs[2];
+  for (const Var &outer : others) {
+    Var fused(task.name() + "_" + outer.name());
+    splits.fuse(task, outer, fused);
+    task = fused;
+  }
+  splits.parallel(task);
+  Halide::LoopLevel part(splits, task);
+
+  // Scores: the key loop outside the rows (and shared heads), so a row of
+  // K serves them all from L1; each score is a dot product over features,
+  // vectorized, with one horizontal add.
+  Func scores = op.stages.at("scores"), dot = op.stages.at("dot");
+  std::vector<Var> sArgs = scores.args(); // j, i, b...
+  std::vector<Halide::VarOrRVar> scoreOrder = {sArgs[1]};
+  for (const Var &var : shared)
+    scoreOrder.push_back(var);
+  scoreOrder.push_back(sArgs[0]);
+  scores.compute_at(part).reorder(scoreOrder);
+  dot.compute_at(scores, sArgs[1]);
+  Halide::RVar rd = op.domains.at("dot").x;
+  auto features = Halide::Internal::as_const_int(rd.extent());
+  if (features && *features % vector == 0 &&
+      *features <= kMaxRegisterAccumulators * vector * 4)
+    dot.update().atomic().vectorize(rd);
+
+  scheduleRowMax(op.stages.at("splitlanes"), op.stages.at("splitmax"),
+                 op.domains.at("rl"), part, vector);
+  Func num = op.stages.at("num");
+  num.compute_at(part).vectorize(num.args()[0], vector,
+                                 TailStrategy::GuardWithIf);
+  scheduleRowStatistic(op.stages.at("den"), op.domains.at("den"), splits, task,
+                       vector);
+  // Weights x V: register tiles of valueTileRows rows x valueTileVectors
+  // vectors over chunks of valueKeyChunk keys, the chunk loop outermost:
+  // a chunk of V stays in L1 for every row (and shared head) of the part.
+  Func acc = op.stages.at("acc");
+  std::vector<Var> aArgs = acc.args(); // e, i, c, b...
+  Halide::RVar rj = op.domains.at("acc").x;
+  acc.compute_at(part).vectorize(aArgs[0], vector, TailStrategy::GuardWithIf);
+  size_t rank = op.result.rank();
+  SplitChoice cols =
+      chooseSplit(op.result.shape[rank - 1], vector * p.valueTileVectors);
+  int rows = static_cast<int>(
+      *Halide::Internal::as_const_int(op.result.shape[rank - 2]));
+  int keyChunk = p.valueKeyChunk > 0 ? p.valueKeyChunk : 1 << 30;
+  if (cols.isStatic) {
+    int tileRows = std::min(p.valueTileRows, rows);
+    int width = dividingWidth(cols.factor, vector);
+    Var ao("ao"), ai("ai"), ro("ro"), ri("ri");
+    Halide::RVar rjo("rjo"), rji("rji");
+    std::vector<Halide::VarOrRVar> accOrder = {ai, ri, rji, ao, ro};
+    accOrder.insert(accOrder.end(), shared.begin(), shared.end());
+    accOrder.push_back(rjo);
+    acc.update()
+        .split(rj, rjo, rji,
+               static_cast<int>(std::min<int64_t>(keyChunk, op.info.at("keySplit"))),
+               TailStrategy::GuardWithIf)
+        .split(aArgs[0], ao, ai, cols.factor, TailStrategy::GuardWithIf)
+        .split(aArgs[1], ro, ri, tileRows, TailStrategy::GuardWithIf)
+        .reorder(accOrder)
+        .vectorize(ai, width)
+        .unroll(ai)
+        .unroll(ri);
+  } else {
+    std::vector<Halide::VarOrRVar> accOrder = {aArgs[0], aArgs[1]};
+    accOrder.insert(accOrder.end(), shared.begin(), shared.end());
+    accOrder.push_back(rj);
+    acc.update().reorder(accOrder).vectorize(aArgs[0], vector,
+                                             TailStrategy::GuardWithIf);
+  }
+
+  // The merge, per output row.
+  std::vector<Var> args = out.args(); // e, i, b...
+  out.vectorize(args[0], vector, TailStrategy::GuardWithIf);
+  if (args.size() > 2)
+    out.parallel(args.back());
+  for (const char *role : {"rowmax", "weight", "rowden"})
+    op.stages.at(role).compute_at(out, args[1]);
+  scheduleOutputTile(op.stages.at("merged"), op.domains.at("merge").x,
+                     Halide::LoopLevel(out, args[1]), false, vector);
+}
+
 void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
                                                const ScheduleContext &ctx) {
   const AttentionParams &p = ctx.params.attention;
   int vector = ctx.vectorWidth(p.vectorWidth, op.result.type);
+  auto fewRows = op.info.find("fewRows");
+  if (fewRows != op.info.end() && fewRows->second)
+    return scheduleFewRowsAttention(op, ctx, vector);
   Func out = op.result.func;
   if (!ctx.isOutput(out))
     out.compute_root();
-  scheduleOperands(op, vector);
   size_t rank = op.result.rank();
   Halide::Expr n = op.result.shape[rank - 2], dv = op.result.shape[rank - 1];
+  bool keySplit = op.info.count("keySplit") != 0;
+  SplitChoice block =
+      chooseSplit(n, keySplit ? p.splitQueryBlock : p.queryBlock);
+  // A problem of at most two blocks' rows (window attention's 49) is one
+  // block: two would overlap (ShiftInwards) and recompute up to a block.
+  if (block.isStatic && *Halide::Internal::as_const_int(n) <= 2 * block.factor)
+    block.factor = static_cast<int>(*Halide::Internal::as_const_int(n));
+  // With one query block per problem, each split's keys are transposed
+  // inside the split (in L2): no other block would reuse a copy of K at
+  // root (at 32768 keys a root copy of K cost more than the products).
+  bool keyTPerSplit = keySplit && block.isStatic &&
+                      *Halide::Internal::as_const_int(n) <= block.factor;
+  scheduleOperands(op, vector, keyTPerSplit);
   Func scores = op.stages.at("scores"), dot = op.stages.at("dot");
   Func acc = op.stages.at("acc");
   Halide::Expr m = op.domains.at("acc").x.extent();
   std::vector<Var> args = out.args(); // e, i, b...
   Var e = args[0], i = args[1];
-  bool keySplit = op.info.count("keySplit") != 0;
-  SplitChoice block =
-      chooseSplit(n, keySplit ? p.splitQueryBlock : p.queryBlock);
   SplitChoice scoreRows = chooseSplit(n, p.tileRows);
   SplitChoice valueRows = chooseSplit(n, p.valueTileRows);
   SplitChoice cols = chooseSplit(dv, vector * p.valueTileVectors);
   SplitChoice keys = chooseSplit(m, vector * p.tileVectors);
+  // Keys that are not whole vectors (the algorithm pads their reads,
+  // "padKeys"): the score tiles round up to whole vectors.
+  TailStrategy keyTail = TailStrategy::ShiftInwards;
+  auto padKeys = op.info.find("padKeys");
+  if (keys.isStatic && padKeys != op.info.end() && padKeys->second &&
+      keys.factor % vector != 0) {
+    keys.factor = (keys.factor + vector - 1) / vector * vector;
+    keyTail = TailStrategy::RoundUp;
+  }
   bool tiled = block.isStatic && cols.isStatic && keys.isStatic;
   Var qblock("qblock"), qi("qi"), qii("qii"), eo("eo"), ei("ei");
   if (tiled) {
@@ -126,6 +289,9 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
         .vectorize(e, vector, TailStrategy::GuardWithIf);
   }
   Var task = parallelOuter(out, qblock, 2);
+  op.form += "; query blocks of " + std::to_string(block.factor) + " rows" +
+             (block.isStatic ? "" : " (n dynamic)") +
+             ", each (block, batch index) a parallel task";
 
   // With a key split, the block's stages below run once per split, inside
   // the split loop of <name>_splits; else once per block.
@@ -139,6 +305,8 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
     splits.compute_at(out, task).vectorize(xArgs[0], vector,
                                            TailStrategy::GuardWithIf);
     blockLevel = Halide::LoopLevel(splits, splitVar);
+    if (keyTPerSplit)
+      op.stages.at("keyT").compute_at(blockLevel);
   }
 
   // Scores of the block: register-tiled Q K^T. The key tile loop is outside
@@ -152,7 +320,7 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
     int tileRows = std::min(scoreRows.factor, block.factor);
     int width = dividingWidth(keys.factor, vector);
     Var jo("jo"), ji("ji"), si("si"), sii("sii");
-    scores.split(sArgs[0], jo, ji, keys.factor, TailStrategy::ShiftInwards)
+    scores.split(sArgs[0], jo, ji, keys.factor, keyTail)
         .split(sArgs[1], si, sii, tileRows, TailStrategy::ShiftInwards)
         .reorder(ji, sii, si, jo)
         .vectorize(ji, width)
@@ -252,7 +420,7 @@ void mlir::attn::codegen::scheduleMaterializedAttention(
   Func out = op.result.func;
   if (!ctx.isOutput(out))
     out.compute_root();
-  scheduleOperands(op, vector);
+  scheduleOperands(op, vector, false);
   size_t rank = op.result.rank();
   Halide::Expr n = op.result.shape[rank - 2], dv = op.result.shape[rank - 1];
   Halide::Expr m = op.domains.at("acc").x.extent();

@@ -61,9 +61,23 @@ struct AttentionParams {
   /// 16) attends to each split of keySplit keys on its own and merges the
   /// splits (AlgorithmOptions::keySplit; CPU hand schedules only). 0: never.
   int keySplit = 1024;
+  /// keySplit of causal attention: the merge skips every split that starts
+  /// past a query block's last row, so finer splits skip more of the
+  /// masked half (h8, n = 4096: 116 ms with 1024, 99 ms with 256; 183 ms
+  /// without the mask).
+  int causalKeySplit = 256;
   /// queryBlock when the keys are split: a split's scores are a fraction of
   /// a row, so a larger block fits, and K and V are read once per block.
   int splitQueryBlock = 64;
+  /// Few query rows (decode): softmax attention whose problems have at most
+  /// fewRows query rows (static) splits the keys into parts of keyPart keys
+  /// (FlashDecoding's split-KV, AlgorithmOptions::fewRows): the parts of
+  /// every problem run in parallel, each reading its slice of K and V
+  /// once, straight from their rows (no transposed copy of K). 0: never.
+  int fewRows = 16;
+  /// Keys per part of the few-rows form (a multiple of 16); any m, the
+  /// last part ragged.
+  int keyPart = 512;
   /// Rows per parallel task of materialized attention's two products (the
   /// scores, then weights x V); EANet's tuning found 64 ahead of 32.
   int materializedBlock = 64;

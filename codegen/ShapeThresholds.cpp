@@ -57,6 +57,14 @@ mlir::attn::codegen::sizeThresholds(const ScheduleParams &params,
        "rows of a K^T V register tile"},
       {"attention.queryBlock", attention.queryBlock, 0, kQueryAxis,
        "queries per block of row attention"},
+      {"2 x attention.queryBlock + 1", 2 * int64_t(attention.queryBlock) + 1,
+       0, kQueryAxis,
+       "row attention with more rows than two blocks runs several blocks "
+       "(fewer: one block)"},
+      {"2 x attention.splitQueryBlock + 1",
+       2 * int64_t(attention.splitQueryBlock) + 1, 0, kQueryAxis,
+       "key-split attention with more rows than two blocks runs several "
+       "blocks and transposes K once at root (fewer: per split)"},
       {"attention.tileRows", attention.tileRows, 0, kQueryAxis,
        "rows of a score register tile"},
       {"attention.tileVectors x vector",
@@ -76,13 +84,32 @@ mlir::attn::codegen::sizeThresholds(const ScheduleParams &params,
        deformableVector * deformable.maxChannelVectors + 1, 0, kChannelAxis,
        "channels per (query, head) no longer one vector: vector-wide chunks"},
   };
-  // The key split: m static, a multiple of keySplit and of kRowMaxLanes,
-  // more than one split (AlgorithmOptions::keySplit).
-  if (attention.keySplit > 0)
-    list.push_back({"2 x attention.keySplit", 2 * int64_t(attention.keySplit),
-                    attention.keySplit, kKeyAxis,
+  // The key split: m static, more than one split, the last one ragged
+  // unless m is a multiple (AlgorithmOptions::keySplit; causalKeySplit for
+  // causal attention).
+  for (auto [knob, split] : {std::pair<const char *, int>{"attention.keySplit",
+                                                         attention.keySplit},
+                             {"attention.causalKeySplit",
+                              attention.causalKeySplit}}) {
+    if (split <= 0)
+      continue;
+    list.push_back({std::string(knob) + " + 1", int64_t(split) + 1, 0,
+                    kKeyAxis,
                     "softmax over keys attends to each key split on its own "
-                    "and merges them"});
+                    "and merges them (the last split ragged)"});
+    list.push_back({"2 x " + std::string(knob), 2 * int64_t(split), split,
+                    kKeyAxis, "key splits without a ragged last one"});
+  }
+  // Few query rows (AlgorithmOptions::fewRows): split-KV in parts of
+  // keyPart keys, for at most fewRows rows.
+  if (attention.fewRows > 0 && attention.keyPart > 0) {
+    list.push_back({"attention.fewRows + 1", int64_t(attention.fewRows) + 1,
+                    0, kQueryAxis,
+                    "more query rows than split-KV takes: row blocks"});
+    list.push_back({"attention.keyPart + 1", int64_t(attention.keyPart) + 1,
+                    attention.keyPart, kKeyAxis,
+                    "split-KV over several parts of keys (few query rows)"});
+  }
   // Elementwise outputs run in tasks of kElementwiseTaskElements elements:
   // a row of more elements is a task of its own.
   list.push_back({"kElementwiseTaskElements", kElementwiseTaskElements + 1, 0,

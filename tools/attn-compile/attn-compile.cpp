@@ -55,6 +55,11 @@ static cl::opt<std::string>
                 cl::desc("Name of the Halide runtime library written once per "
                          "invocation (<name>.a; default attn_runtime)"),
                 cl::init("attn_runtime"), cl::cat(compileCategory));
+static cl::opt<bool> remarkSchedule(
+    "remark-schedule",
+    cl::desc("Print a remark at each attention op: the form of algorithm and "
+             "schedule it got (split-KV, key splits, row blocks...) and why"),
+    cl::cat(compileCategory));
 static cl::opt<bool>
     noRuntime("no-runtime",
               cl::desc("Do not write the runtime (an app links one runtime "
@@ -225,6 +230,7 @@ int main(int argc, char **argv) {
   options.runtimeName = runtimeName;
   options.writeRuntime = !noRuntime;
   options.report = report;
+  options.remarkSchedule = remarkSchedule;
   options.ptxas = ptxasOption;
   options.reportGpu = reportArch;
   options.schedule.params = scheduleParams;

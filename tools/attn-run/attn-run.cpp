@@ -86,6 +86,11 @@ static cl::opt<unsigned> benchRuns(
     cl::desc("Time N runs of the kernel (after one warm-up run) and print "
              "`bench: @f median <ms> ms over N runs (min <ms> ms)`"),
     cl::value_desc("N"), cl::init(0), cl::cat(runCategory));
+static cl::opt<bool> remarkSchedule(
+    "remark-schedule",
+    cl::desc("Print a remark at each attention op: the form of algorithm and "
+             "schedule it got (split-KV, key splits, row blocks...) and why"),
+    cl::cat(runCategory));
 static cl::opt<bool> aot(
     "aot",
     cl::desc("Compile the kernel ahead of time as attn-compile does (static "
@@ -195,6 +200,7 @@ int main(int argc, char **argv) {
   kernelOptions.runPipeline = !noDefaultPipeline;
   kernelOptions.tuningCache = tuningCachePath;
   kernelOptions.aot = aot;
+  kernelOptions.compile.remarkSchedule = remarkSchedule;
   if (useReference) {
     if (check || benchRuns > 0 || aot)
       return fail("--reference cannot be combined with --check, --bench or "
