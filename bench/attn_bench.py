@@ -3,7 +3,8 @@
     python3 bench/attn_bench.py --attn-run build/bin/attn-run [--budget S]
                                 [--kernels a,b] [--out attn.json]
 
-Run by bench/run.sh. For each kernel of bench/kernels.py it runs
+Run by bench/run.sh. For each kernel of bench/kernels.py (`--kernels` takes
+kernel and group names, as BENCH_KERNELS does) it runs
 
     attn-run bench/specs/<kernel>.mlir --random SEED --bench N --quiet
 
@@ -26,7 +27,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from kernels import KERNELS, KERNELS_BY_NAME  # noqa: E402
+from kernels import select  # noqa: E402
 
 THREADS = 2
 MIN_RUNS, MAX_RUNS, CALIBRATION_RUNS = 5, 100, 1
@@ -83,18 +84,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--attn-run", required=True, help="path of attn-run")
     parser.add_argument("--kernels", default="",
-                        help="comma-separated kernel names (default: all)")
+                        help="comma-separated kernel and group names "
+                        "(default: all)")
     parser.add_argument("--budget", type=float, default=3.0,
                         help="seconds of timed runs per kernel")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", help="write the JSON here (default: stdout)")
     args = parser.parse_args()
 
-    names = [name for name in args.kernels.split(",") if name]
-    unknown = [name for name in names if name not in KERNELS_BY_NAME]
-    if unknown:
-        parser.error(f"unknown kernel(s) {', '.join(unknown)}")
-    kernels = [KERNELS_BY_NAME[name] for name in names] or KERNELS
+    try:
+        kernels = select(args.kernels)
+    except ValueError as exc:
+        parser.error(str(exc))
 
     report = {"threads": THREADS, "attn_run": args.attn_run, "results": []}
     reason = unavailable_reason(args.attn_run)
@@ -121,11 +122,11 @@ def main():
                     record["note"] = (f"{runs} run(s) only: one run takes "
                                       f"{calibration / 1e3:.1f} s")
                 record.update(median_ms=median, min_ms=fastest, runs=runs)
-                print(f"attn:  {kernel.name:<18} {median:10.3f} ms over "
+                print(f"attn:  {kernel.name:<28} {median:10.3f} ms over "
                       f"{runs} runs", file=sys.stderr, flush=True)
             except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
                 record["error"] = str(exc)
-                print(f"attn:  {kernel.name:<18} failed: {exc}",
+                print(f"attn:  {kernel.name:<28} failed: {exc}",
                       file=sys.stderr, flush=True)
             report["results"].append(record)
     text = json.dumps(report, indent=2)

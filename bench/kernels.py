@@ -7,22 +7,49 @@ nothing outside the Python standard library, so either venv can load it.
 Counting rules (docs/performance.md repeats them):
 
 - FLOPs are those of the matrix products of the cheapest exact way to
-  compute the kernel, 2 per multiply-add. Exponentials, maxima, divisions
-  and feature maps are not counted: they are O(1) per score or per element,
-  and the roofline's compute ceiling is an FMA peak.
+  compute the kernel, 2 per multiply-add. Exponentials, maxima, divisions,
+  feature maps and an additive bias are not counted: they are O(1) per
+  score or per element, and the roofline's compute ceiling is an FMA peak.
+- Softmax attention: 2 * problems * scores * (dk + dv), where problems is
+  the number of (batch, query head) pairs of the output (its leading dims
+  after numpy broadcasting) and scores = n * m per problem. With `causal`
+  only the visible scores count (key j is visible to query i iff j <= i):
+  n * (n + 1) / 2 per problem when n = m, not n * m. Grouped-query
+  attention (K and V broadcast over the query heads of a group) counts per
+  query head: every query head does its own n * m * (dk + dv) MACs.
 - Compulsory bytes are every input read once plus the output written once,
-  4 bytes per f32 element. Intermediates (scores, contexts) are not counted:
-  a kernel that spills them pays for it in time, not in the bound.
-- The roofline time of a kernel is max(FLOPs / FMA peak, bytes / stream
-  bandwidth), both measured by bench/roofline in the same run.
+  4 bytes per f32 element, each at its stored shape: a K, V or bias that
+  broadcasts over leading dims is read once, not once per use.
+  Intermediates (scores, contexts) are not counted: a kernel that spills
+  them pays for it in time, not in the bound.
+- The roofline time of a kernel is max(FLOPs / FMA peak, bytes / bandwidth),
+  both measured by bench/roofline in the same run. The bandwidth is the
+  stream bandwidth (the larger of STREAM copy and triad), except for the
+  rows of issue 27 (the "shapes" group) that are read-dominated, whose
+  compulsory bytes are at least READ_DOMINATED times their output's (LLM
+  decode: K and V are read, one row per head is written): those are held
+  to the probe's read-only bandwidth (`read_bandwidth_gbs`), the ceiling of
+  a kernel that only reads. The rows of issues 4 and 5 keep the stream
+  rule, read-dominated or not (deformable_decoder is), so their numbers
+  stay comparable with docs/performance.md.
+
+Selecting rows: `select("a,b")` takes kernel names and group names
+(GROUPS: "core" is the rows of issues 4 and 5, "shapes" those of issue 27);
+bench/run.sh passes BENCH_KERNELS to it through attn_bench.py and peers.py.
 """
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 F32_BYTES = 4
 BENCH_DIR = Path(__file__).resolve().parent
 SPEC_DIR = BENCH_DIR / "specs"
+# A kernel is read-dominated when its compulsory bytes are at least this many
+# times its output's (so at least 15/16 of its traffic is reads).
+READ_DOMINATED = 16
+# The groups whose read-dominated rows are held to the read bandwidth.
+READ_CEILING_GROUPS = ("shapes",)
 
 
 @dataclass(frozen=True)
@@ -35,6 +62,7 @@ class Kernel:
     flops: int
     compulsory_bytes: int
     params: dict = field(default_factory=dict)
+    group: str = "core"  # core (issues 4, 5) | shapes (issue 27)
 
     @property
     def spec(self) -> Path:
@@ -44,6 +72,21 @@ class Kernel:
     def intensity(self) -> float:
         """FLOPs per compulsory byte."""
         return self.flops / self.compulsory_bytes
+
+    @property
+    def output_bytes(self) -> int:
+        return F32_BYTES * _elements(self.output)
+
+    @property
+    def memory_ceiling(self) -> str:
+        """'read' if the bytes term of the roofline uses the read-only
+        bandwidth (a read-dominated row of READ_CEILING_GROUPS), else
+        'stream' (the larger of STREAM copy and triad)."""
+        read_dominated = (READ_DOMINATED * self.output_bytes
+                          <= self.compulsory_bytes)
+        if self.group in READ_CEILING_GROUPS and read_dominated:
+            return "read"
+        return "stream"
 
 
 def _elements(*shapes):
@@ -56,21 +99,65 @@ def _elements(*shapes):
     return total
 
 
-def softmax_attention(heads, n, m, dk, dv, scale):
-    """O = softmax_keys(scale * Q K^T) V per head.
+def broadcast(*leads):
+    """The numpy broadcast of leading dims: (8, 4) and (8, 1) give (8, 4)."""
+    rank = max(len(lead) for lead in leads)
+    padded = [(1,) * (rank - len(lead)) + tuple(lead) for lead in leads]
+    result = []
+    for dims in zip(*padded):
+        sizes = {dim for dim in dims if dim != 1}
+        if len(sizes) > 1:
+            raise ValueError(f"leading dims {leads} do not broadcast")
+        result.append(sizes.pop() if sizes else 1)
+    return tuple(result)
 
-    FLOPs: Q K^T is n*m*dk MACs, P V is n*m*dv MACs, per head.
+
+def visible_scores(n, m, causal):
+    """Scores per problem that take part: n * m, or with `causal` (key j
+    visible to query i iff j <= i) sum over i of min(i + 1, m), which is
+    n * (n + 1) / 2 when n = m."""
+    if not causal:
+        return n * m
+    if n <= m:
+        return n * (n + 1) // 2
+    return m * (m + 1) // 2 + (n - m) * m
+
+
+def softmax_attention(name, lead, n, m, dk, dv, scale, *, kv_lead=None,
+                      bias_lead=None, causal=False, group="core", title=None):
+    """O = softmax_keys(scale * Q K^T [+ bias], causal: keys j <= i) V.
+
+    Q is lead + (n, dk), K and V kv_lead + (m, dk) and (m, dv) (default:
+    lead), the additive bias bias_lead + (n, m) (none by default); leading
+    dims broadcast as numpy's do (GQA: Q (8, 4, 1, d), K, V (8, 1, m, d)).
+    The output is broadcast(lead, kv_lead, bias_lead) + (n, dv).
+
+    FLOPs: Q K^T is n*m*dk MACs, P V is n*m*dv MACs, per problem (output
+    leading index), only over the visible scores when causal.
     """
-    q, k, v, o = (heads, n, dk), (heads, m, dk), (heads, m, dv), (heads, n, dv)
+    lead = tuple(lead)
+    kv_lead = lead if kv_lead is None else tuple(kv_lead)
+    leads = [lead, kv_lead] + ([] if bias_lead is None else [tuple(bias_lead)])
+    out_lead = broadcast(*leads)
+    problems = _elements(out_lead)
+    shapes = {"q": lead + (n, dk), "k": kv_lead + (m, dk),
+              "v": kv_lead + (m, dv)}
+    if bias_lead is not None:
+        shapes["bias"] = tuple(bias_lead) + (n, m)
+    output = out_lead + (n, dv)
     return Kernel(
-        name=f"softmax_h{heads}_n{n}",
+        name=name,
         family="softmax",
-        func=f"softmax_h{heads}_n{n}",
-        shapes={"q": q, "k": k, "v": v},
-        output=o,
-        flops=2 * heads * n * m * (dk + dv),
-        compulsory_bytes=F32_BYTES * _elements(q, k, v, o),
-        params=dict(heads=heads, n=n, m=m, dk=dk, dv=dv, scale=scale),
+        func=name,
+        shapes=shapes,
+        output=output,
+        flops=2 * problems * visible_scores(n, m, causal) * (dk + dv),
+        compulsory_bytes=F32_BYTES * _elements(*shapes.values(), output),
+        params=dict(problems=problems, n=n, m=m, dk=dk, dv=dv, scale=scale,
+                    causal=causal, q_lead=list(lead), kv_lead=list(kv_lead),
+                    bias_lead=None if bias_lead is None else list(bias_lead),
+                    title=title),
+        group=group,
     )
 
 
@@ -168,10 +255,18 @@ def deformable_attention(name, levels, queries, heads=8, points=4, depth=32,
 # Deformable DETR's 4 feature levels for an 800 x 1200 input (strides 8-64).
 DETR_LEVELS = [(100, 150), (50, 75), (25, 38), (13, 19)]
 
-# The shapes of issue 4, item 6, and of issue 5, item 5.
-KERNELS = [
-    softmax_attention(heads=8, n=1024, m=1024, dk=64, dv=64, scale=0.125),
-    softmax_attention(heads=8, n=4096, m=4096, dk=64, dv=64, scale=0.125),
+def _head_dim_row(dk, dv=None):
+    """Issue 27's head-dim rows: 8 heads, n = m = 4096, scale 1/sqrt(dk)."""
+    dv = dk if dv is None else dv
+    name = f"h8_n4096_d{dk}" if dv == dk else f"h8_n4096_dk{dk}_dv{dv}"
+    return softmax_attention(name, (8,), 4096, 4096, dk, dv, 1 / math.sqrt(dk),
+                             group="shapes")
+
+
+# The shapes of issue 4, item 6, and of issue 5, item 5 (group "core").
+CORE_KERNELS = [
+    softmax_attention("softmax_h8_n1024", (8,), 1024, 1024, 64, 64, 0.125),
+    softmax_attention("softmax_h8_n4096", (8,), 4096, 4096, 64, 64, 0.125),
     *[efficient_attention(n, dk=32, dv=64) for n in (4096, 16384, 65536)],
     *[linear_attention(n, dk=32, dv=64) for n in (4096, 16384, 65536)],
     external_attention(n=4096, d=512, slots=64),
@@ -181,24 +276,127 @@ KERNELS = [
     deformable_attention("deformable_decoder", DETR_LEVELS, queries=300),
 ]
 
+# Softmax attention at the shapes users run (issue 27, group "shapes"). Row
+# names: the shape class (decode, gqa_decode, queries16, causal, window; none
+# for plain prefill), then h<query heads>[kv<KV heads>] or b<batch>h<heads>,
+# n<n> (n = m) or m<keys> (n given by the class), d<dk = dv> or
+# dk<dk>_dv<dv> (left out at d = 64 in the decode and queries16 rows), then
+# _bias with an additive bias. FLOPs and bytes: see the module docstring.
+SHAPE_KERNELS = [
+    softmax_attention("decode_h8_m32768", (8,), 1, 32768, 64, 64, 0.125,
+                      group="shapes", title="LLM decode"),
+    softmax_attention("decode_h1_m262144", (1,), 1, 262144, 64, 64, 0.125,
+                      group="shapes", title="LLM decode, long context"),
+    softmax_attention("gqa_decode_h32kv8_m8192_d128", (8, 4), 1, 8192, 128,
+                      128, 1 / math.sqrt(128), kv_lead=(8, 1), group="shapes",
+                      title="grouped-query decode, 32 query heads on 8 KV "
+                      "heads (K and V broadcast over the 4 query heads of a "
+                      "group)"),
+    softmax_attention("queries16_h8_m32768", (8,), 16, 32768, 64, 64, 0.125,
+                      group="shapes", title="16 queries on a long context"),
+    softmax_attention("causal_h8_n4096", (8,), 4096, 4096, 64, 64, 0.125,
+                      causal=True, group="shapes", title="causal prefill"),
+    softmax_attention("window_b64h3_n49_d32_bias", (64, 3), 49, 49, 32, 32,
+                      1 / math.sqrt(32), bias_lead=(1, 3), group="shapes",
+                      title="window attention (Swin), 64 windows x 3 heads of "
+                      "7 x 7 tokens, relative-position bias broadcast over "
+                      "the windows"),
+    *[_head_dim_row(d) for d in (128, 32, 80, 96, 256)],
+    _head_dim_row(128, 64),
+    softmax_attention("h32_n512_d64", (32,), 512, 512, 64, 64, 0.125,
+                      group="shapes"),
+]
+
+KERNELS = CORE_KERNELS + SHAPE_KERNELS
 KERNELS_BY_NAME = {kernel.name: kernel for kernel in KERNELS}
+GROUPS = {}
+for _kernel in KERNELS:
+    GROUPS.setdefault(_kernel.group, []).append(_kernel)
+assert len(KERNELS_BY_NAME) == len(KERNELS), "duplicate kernel names"
+assert not set(GROUPS) & set(KERNELS_BY_NAME), "a group named like a kernel"
 
 
-def roofline_seconds(kernel, fma_peak_gflops, stream_gbs):
-    """max(FLOPs / FMA peak, compulsory bytes / stream bandwidth)."""
+def select(names):
+    """The kernels a comma-separated list of kernel and group names selects
+    (BENCH_KERNELS), in the list's order, each once; all of them for an empty
+    list. Raises ValueError naming what is unknown."""
+    selected = []
+    unknown = []
+    for name in (part.strip() for part in names.split(",")):
+        if not name:
+            continue
+        if name in GROUPS:
+            selected.extend(GROUPS[name])
+        elif name in KERNELS_BY_NAME:
+            selected.append(KERNELS_BY_NAME[name])
+        else:
+            unknown.append(name)
+    if unknown:
+        raise ValueError(f"unknown kernel(s) or group(s) {', '.join(unknown)}; "
+                         f"groups: {', '.join(GROUPS)}; kernels: "
+                         + ", ".join(KERNELS_BY_NAME))
+    if not selected:
+        return list(KERNELS)
+    return list({kernel.name: kernel for kernel in selected}.values())
+
+
+def memory_bandwidth(kernel, stream_gbs, read_gbs=None):
+    """The bandwidth of the kernel's bytes term: the read bandwidth for a
+    kernel whose memory_ceiling is 'read' (when the probe measured one),
+    else the stream bandwidth."""
+    if kernel.memory_ceiling == "read" and read_gbs:
+        return read_gbs
+    return stream_gbs
+
+
+def roofline_seconds(kernel, fma_peak_gflops, stream_gbs, read_gbs=None):
+    """max(FLOPs / FMA peak, compulsory bytes / bandwidth), the bandwidth
+    per memory_bandwidth()."""
+    bandwidth = memory_bandwidth(kernel, stream_gbs, read_gbs)
     return max(kernel.flops / (fma_peak_gflops * 1e9),
-               kernel.compulsory_bytes / (stream_gbs * 1e9))
+               kernel.compulsory_bytes / (bandwidth * 1e9))
 
 
-def bound(kernel, fma_peak_gflops, stream_gbs):
+def bound(kernel, fma_peak_gflops, stream_gbs, read_gbs=None):
     """'compute' or 'memory': which ceiling sets the roofline time."""
     compute = kernel.flops / (fma_peak_gflops * 1e9)
-    memory = kernel.compulsory_bytes / (stream_gbs * 1e9)
+    memory = kernel.compulsory_bytes / (
+        memory_bandwidth(kernel, stream_gbs, read_gbs) * 1e9)
     return "compute" if compute >= memory else "memory"
+
+
+def ceiling(kernel, fma_peak_gflops, stream_gbs, read_gbs=None):
+    """The ceiling the kernel is measured against: 'compute' (FMA peak),
+    'read' (read bandwidth) or 'stream' (stream bandwidth)."""
+    if bound(kernel, fma_peak_gflops, stream_gbs, read_gbs) == "compute":
+        return "compute"
+    return "read" if kernel.memory_ceiling == "read" and read_gbs else "stream"
 
 
 def _tensor(shape):
     return "tensor<" + "x".join(str(dim) for dim in shape) + "xf32>"
+
+
+def _softmax_header(kernel):
+    """The spec's comment: what the softmax row is and its formula."""
+    p = kernel.params
+    q, k, v = kernel.shapes["q"], kernel.shapes["k"], kernel.shapes["v"]
+    lead, n, m, dk, dv = tuple(p["q_lead"]), p["n"], p["m"], p["dk"], p["dv"]
+    if len(lead) == 1 and k[:-2] == lead and "bias" not in kernel.shapes:
+        shape = (f"{lead[0]} head{'s' if lead[0] > 1 else ''}, "
+                 + (f"n = m = {n}" if n == m else f"n = {n}, m = {m}") + ", "
+                 + (f"dk = dv = {dk}" if dk == dv else f"dk = {dk}, dv = {dv}"))
+    else:
+        dims = lambda shape: "x".join(str(dim) for dim in shape)  # noqa: E731
+        shape = f"Q {dims(q)}, K {dims(k)}, V {dims(v)}"
+        if "bias" in kernel.shapes:
+            shape += f", additive bias {dims(kernel.shapes['bias'])}"
+    title = f"{p['title']}, " if p.get("title") else ""
+    bias = " + bias" if "bias" in kernel.shapes else ""
+    causal = (" (causal: key j visible to query i iff j <= i)"
+              if p["causal"] else "")
+    return (f"Softmax attention, {title}{shape}:\n"
+            f"//   O = softmax_keys({p['scale']} * Q K^T{bias}) V{causal}")
 
 
 def render_spec(kernel):
@@ -212,11 +410,11 @@ def render_spec(kernel):
     result = _tensor(kernel.output)
     operands = ", ".join(f"%{name}" for name in kernel.shapes)
     if kernel.family == "softmax":
-        header = (f"Softmax attention, {p['heads']} heads, n = m = {p['n']}, "
-                  f"dk = dv = {p['dk']}:\n"
-                  f"//   O = softmax_keys({p['scale']} * Q K^T) V")
-        op = (f"attn.dot_product {operands} norm [softmax over keys] "
-              f"scale {p['scale']}")
+        header = _softmax_header(kernel)
+        mask = " mask %bias" if "bias" in kernel.shapes else ""
+        operands = ", ".join(f"%{name}" for name in ("q", "k", "v"))
+        op = (f"attn.dot_product {operands}{mask} norm [softmax over keys] "
+              f"scale {p['scale']}" + (" causal" if p["causal"] else ""))
     elif kernel.family == "efficient":
         header = (f"Efficient attention, softmax variant (Shen et al.), "
                   f"n = {p['n']}, dk = {p['dk']}, dv = {p['dv']}:\n"
@@ -278,8 +476,12 @@ if __name__ == "__main__":
     if sys.argv[1:]:
         sys.exit("usage: kernels.py [--write-specs | --check-specs]")
     # A quick look at the table of work: python3 bench/kernels.py
-    print(f"{'kernel':<20} {'GFLOP':>9} {'MB':>9} {'FLOP/B':>7}  spec")
+    width = max(len(kernel.name) for kernel in KERNELS)
+    print(f"{'kernel':<{width}} {'group':<6} {'GFLOP':>9} {'MB':>9} "
+          f"{'FLOP/B':>7} {'memory':<6}  spec")
     for kernel in KERNELS:
-        print(f"{kernel.name:<20} {kernel.flops / 1e9:9.3f} "
-              f"{kernel.compulsory_bytes / 1e6:9.2f} {kernel.intensity:7.1f}  "
+        print(f"{kernel.name:<{width}} {kernel.group:<6} "
+              f"{kernel.flops / 1e9:9.3f} "
+              f"{kernel.compulsory_bytes / 1e6:9.2f} {kernel.intensity:7.1f} "
+              f"{kernel.memory_ceiling:<6}  "
               f"{kernel.spec.relative_to(BENCH_DIR.parent)}")

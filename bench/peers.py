@@ -3,9 +3,13 @@
     bench/.venv-peers/bin/python bench/peers.py [--kernels a,b] [--budget S]
                                                 [--out peers.json]
 
-Run by bench/run.sh. For every kernel of bench/kernels.py it times:
+Run by bench/run.sh. For every kernel of bench/kernels.py it times
+(`--kernels` takes kernel and group names, as BENCH_KERNELS does):
 
-- torch.sdpa:  F.scaled_dot_product_attention (softmax attention only);
+- torch.sdpa:  F.scaled_dot_product_attention (softmax attention only) on
+               (batch, heads, positions, d): is_causal for a causal row, the
+               bias as its attn_mask (broadcast), enable_gqa for grouped K/V
+               heads;
 - torch.plain: the formula written with torch ops (external attention: the
                EANet formula);
 - torch.grid_sample: deformable attention as Deformable DETR's PyTorch
@@ -17,7 +21,13 @@ Run by bench/run.sh. For every kernel of bench/kernels.py it times:
 - ort.mha:     the com.microsoft MultiHeadAttention contrib op of ONNX
                Runtime (softmax attention only; fed Q, K, V already in its
                (batch, positions, heads * dk) layout, the transposes are
-               not timed).
+               not timed; a causal row sets unidirectional, a bias is its
+               attention_bias input). Left out where the op cannot state the
+               row plainly: grouped K/V heads (GQA) and causal with n != m.
+
+The rows of the "shapes" group (issue 27) are timed with torch.sdpa and
+ort.mha only (PEERS_OF_GROUP); the plain formulas are there only as the
+float64 reference.
 
 Two threads everywhere (torch.set_num_threads(2), intra_op_num_threads=2).
 Inputs are uniform in [0, 1) like attn-run --random. Each peer is warmed up,
@@ -42,7 +52,7 @@ import torch.nn.functional as F
 from onnx import TensorProto, helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from kernels import KERNELS, KERNELS_BY_NAME  # noqa: E402
+from kernels import select  # noqa: E402
 
 THREADS = 2
 MIN_RUNS, MAX_RUNS, WARMUP_RUNS = 5, 100, 2
@@ -50,18 +60,71 @@ ONNX_OPSET = 18
 # Largest |peer - float64 formula| / max |float64 formula| we accept before
 # flagging a peer as wrong: f32 accumulation over up to 65536 terms.
 AGREEMENT = 1e-3
+# The peers timed for the rows of a group (default: every peer of the family).
+PEERS_OF_GROUP = {"shapes": ("torch.sdpa", "ort.mha")}
 
 
 # --- The formulas in PyTorch --------------------------------------------------
 
-def softmax_plain(q, k, v, scale):
-    return torch.softmax(torch.matmul(q, k.transpose(-1, -2)) * scale, dim=-1) @ v
+def softmax_plain(q, k, v, scale, bias=None, causal=False):
+    """softmax_keys(scale * Q K^T [+ bias], causal: keys j <= i) V; leading
+    dims broadcast (GQA: K, V (G, 1, m, d) against Q (G, R, n, d))."""
+    scores = torch.matmul(q, k.transpose(-1, -2)) * scale
+    if bias is not None:
+        scores = scores + bias
+    if causal:
+        n, m = scores.shape[-2:]
+        hidden = torch.ones(n, m, dtype=torch.bool).triu(1)  # key j > query i
+        scores.masked_fill_(hidden, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
 
 
-def softmax_sdpa(q, k, v, scale):
-    # SDPA picks its fused CPU kernel for 4-D (batch, heads, positions, dk).
-    return F.scaled_dot_product_attention(
-        q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0), scale=scale).squeeze(0)
+def _sdpa_gqa(kernel):
+    """None when Q, K and V have the same leading dims (at most 2: batch,
+    heads); (groups, query heads per group) when K and V broadcast over the
+    query heads of a group (Q (G, R, n, dk), K and V (G, 1, m, d)): SDPA
+    then takes Q as (1, G * R, n, dk), K and V as (1, G, m, d) with
+    enable_gqa, query head h using KV head h // R. Raises ValueError for
+    other layouts."""
+    p = kernel.params
+    lead, kv_lead = tuple(p["q_lead"]), tuple(p["kv_lead"])
+    if len(lead) > 2:
+        raise ValueError("more than 2 leading dims")
+    if kv_lead == lead:
+        return None
+    if len(lead) == 2 and kv_lead == (lead[0], 1) and p["bias_lead"] is None:
+        return lead
+    raise ValueError(f"K/V leading dims {kv_lead} against Q's {lead}")
+
+
+def softmax_sdpa(kernel):
+    """F.scaled_dot_product_attention for a softmax row, as a function of the
+    row's inputs (q, k, v[, bias]) giving the row's output layout."""
+    p = kernel.params
+    gqa = _sdpa_gqa(kernel)
+    scale, causal = p["scale"], p["causal"]
+    output = kernel.output
+
+    def four_d(x):
+        return x.reshape((1,) * (4 - x.dim()) + tuple(x.shape))
+
+    def run(q, k, v, bias=None):
+        if gqa:
+            groups, per_group = gqa
+            q = q.reshape(1, groups * per_group, *q.shape[-2:])
+            k = k.reshape(1, groups, *k.shape[-2:])
+            v = v.reshape(1, groups, *v.shape[-2:])
+            out = F.scaled_dot_product_attention(q, k, v, scale=scale,
+                                                 is_causal=causal,
+                                                 enable_gqa=True)
+            return out.reshape(output)
+        mask = None if bias is None else four_d(bias)
+        # SDPA picks its fused CPU kernel for 4-D (batch, heads, positions, d).
+        out = F.scaled_dot_product_attention(
+            four_d(q), four_d(k), four_d(v), attn_mask=mask, scale=scale,
+            is_causal=causal)
+        return out.reshape(output)
+    return run
 
 
 def efficient_plain(q, k, v):
@@ -119,7 +182,8 @@ def ms_deform_attn_core_pytorch(value, value_spatial_shapes,
 def torch_formula(kernel):
     p = kernel.params
     if kernel.family == "softmax":
-        return lambda q, k, v: softmax_plain(q, k, v, p["scale"])
+        return lambda q, k, v, bias=None: softmax_plain(
+            q, k, v, p["scale"], bias, p["causal"])
     if kernel.family == "efficient":
         return efficient_plain
     if kernel.family == "linear":
@@ -191,19 +255,47 @@ def onnx_plain(kernel):
     raise ValueError(kernel.family)
 
 
-def onnx_mha(kernel):
-    """com.microsoft.MultiHeadAttention on (1, positions, heads * dk)."""
+def mha_layout(kernel):
+    """(batch, heads) of MultiHeadAttention for a softmax row, or the reason
+    the op cannot state the row plainly (a string)."""
     p = kernel.params
-    heads, n, m, dk, dv = p["heads"], p["n"], p["m"], p["dk"], p["dv"]
-    shapes = {"q": (1, n, heads * dk), "k": (1, m, heads * dk),
-              "v": (1, m, heads * dv)}
+    lead = tuple(p["q_lead"])
+    if tuple(p["kv_lead"]) != lead:
+        return ("MultiHeadAttention needs one K/V head per query head "
+                "(no grouped K/V heads)")
+    if len(lead) > 2:
+        return "more than 2 leading dims"
+    batch, heads = (1,) * (2 - len(lead)) + lead
+    if p["bias_lead"] is not None:
+        bias_batch, bias_heads = (1,) * (2 - len(p["bias_lead"])) \
+            + tuple(p["bias_lead"])
+        if bias_batch not in (1, batch) or bias_heads not in (1, heads):
+            return "attention_bias must be (batch or 1, heads or 1, n, m)"
+    if p["causal"] and p["n"] != p["m"]:
+        return "unidirectional aligns the diagonal differently when n != m"
+    return batch, heads
+
+
+def onnx_mha(kernel):
+    """com.microsoft.MultiHeadAttention on (batch, positions, heads * d)."""
+    p = kernel.params
+    batch, heads = mha_layout(kernel)
+    n, m, dk, dv = p["n"], p["m"], p["dk"], p["dv"]
+    shapes = {"q": (batch, n, heads * dk), "k": (batch, m, heads * dk),
+              "v": (batch, m, heads * dv)}
+    names = ["q", "k", "v"]
+    if "bias" in kernel.shapes:
+        bias = kernel.shapes["bias"]
+        shapes["bias"] = (1,) * (4 - len(bias)) + tuple(bias)
+        names += ["", "", "bias"]  # input 5: attention_bias
     inputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, list(shape))
               for name, shape in shapes.items()]
     output = helper.make_tensor_value_info("o", TensorProto.FLOAT,
-                                           [1, n, heads * dv])
-    mha = helper.make_node("MultiHeadAttention", ["q", "k", "v"], ["o"],
+                                           [batch, n, heads * dv])
+    attributes = {"unidirectional": 1} if p["causal"] else {}
+    mha = helper.make_node("MultiHeadAttention", names, ["o"],
                            domain="com.microsoft", num_heads=heads,
-                           scale=p["scale"])
+                           scale=p["scale"], **attributes)
     graph = helper.make_graph([mha], kernel.name + "_mha", inputs, [output])
     model = helper.make_model(
         graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET),
@@ -212,16 +304,20 @@ def onnx_mha(kernel):
     return model
 
 
-def to_heads_last(x):
-    """(heads, positions, d) -> (1, positions, heads * d), MHA's layout."""
-    heads, positions, d = x.shape
-    return np.ascontiguousarray(x.transpose(1, 0, 2).reshape(1, positions,
-                                                             heads * d))
+def to_heads_last(x, batch, heads):
+    """(batch, heads, positions, d) -> (batch, positions, heads * d), MHA's
+    layout, from any leading dims that reshape to (batch, heads)."""
+    positions, d = x.shape[-2:]
+    x = x.reshape(batch, heads, positions, d)
+    return np.ascontiguousarray(x.transpose(0, 2, 1, 3).reshape(
+        batch, positions, heads * d))
 
 
-def from_heads_last(x, heads):
-    _, positions, hd = x.shape
-    return x.reshape(positions, heads, hd // heads).transpose(1, 0, 2)
+def from_heads_last(x, heads, shape):
+    """MHA's (batch, positions, heads * dv) -> the kernel's output shape."""
+    batch, positions, hd = x.shape
+    return x.reshape(batch, positions, heads, hd // heads) \
+        .transpose(0, 2, 1, 3).reshape(shape)
 
 
 def ort_session(model):
@@ -273,25 +369,43 @@ def implementations(kernel, inputs):
     cannot run, output -> numpy array in the kernel's output layout)."""
     tensors = [torch.from_numpy(x) for x in inputs.values()]
     formula = torch_formula(kernel)
+    wanted = PEERS_OF_GROUP.get(kernel.group)
     candidates = []
     if kernel.family == "softmax":
-        scale = kernel.params["scale"]
-        candidates.append(("torch.sdpa",
-                           lambda: softmax_sdpa(*tensors, scale),
-                           lambda out: out.numpy()))
+        try:
+            sdpa = softmax_sdpa(kernel)
+            candidates.append(("torch.sdpa", lambda: sdpa(*tensors),
+                               lambda out: out.numpy()))
+        except ValueError as exc:
+            candidates.append(("torch.sdpa", f"cannot state the row: {exc}",
+                               None))
     if kernel.family == "deformable":
         candidates.append(("torch.grid_sample", lambda: formula(*tensors),
                            lambda out: out.numpy()))
         return candidates
-    candidates.append(("torch.plain", lambda: formula(*tensors),
-                       lambda out: out.numpy()))
-    candidates.append(("ort.plain", _ort_runner(onnx_plain(kernel), inputs),
-                       lambda out: out))
-    if kernel.family == "softmax":
-        mha_inputs = {name: to_heads_last(x) for name, x in inputs.items()}
-        heads = kernel.params["heads"]
-        candidates.append(("ort.mha", _ort_runner(onnx_mha(kernel), mha_inputs),
-                           lambda out: from_heads_last(out, heads)))
+    if wanted is None or "torch.plain" in wanted:
+        candidates.append(("torch.plain", lambda: formula(*tensors),
+                           lambda out: out.numpy()))
+    if wanted is None or "ort.plain" in wanted:
+        candidates.append(("ort.plain", _ort_runner(onnx_plain(kernel),
+                                                    inputs),
+                           lambda out: out))
+    if kernel.family == "softmax" and (wanted is None or "ort.mha" in wanted):
+        layout = mha_layout(kernel)
+        if isinstance(layout, str):
+            # Not a failure: the op has no plain way to say this row.
+            print(f"peers: {kernel.name:<28} ort.mha      left out: {layout}",
+                  file=sys.stderr, flush=True)
+        else:
+            batch, heads = layout
+            mha_inputs = {
+                name: (to_heads_last(x, batch, heads) if name != "bias"
+                       else x.reshape((1,) * (4 - x.ndim) + x.shape))
+                for name, x in inputs.items()}
+            output = kernel.output
+            candidates.append(("ort.mha",
+                               _ort_runner(onnx_mha(kernel), mha_inputs),
+                               lambda out: from_heads_last(out, heads, output)))
     return candidates
 
 
@@ -324,7 +438,7 @@ def bench_kernel(kernel, budget_seconds, seed):
         except Exception as exc:  # a peer that cannot run is reported, not fatal
             record.update(error=f"{type(exc).__name__}: {exc}".strip()[:300])
         results.append(record)
-        print(f"peers: {kernel.name:<18} {impl:<12} "
+        print(f"peers: {kernel.name:<28} {impl:<12} "
               + (f"{record['median_ms']:10.3f} ms over {record['runs']} runs"
                  f"  (rel. error {record['max_rel_err_vs_float64']:.1e})"
                  if "median_ms" in record else record["error"]),
@@ -344,19 +458,18 @@ def _ort_runner(model, inputs):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kernels", default="",
-                        help="comma-separated kernel names (default: all)")
+                        help="comma-separated kernel and group names "
+                        "(default: all)")
     parser.add_argument("--budget", type=float, default=3.0,
                         help="seconds of timed runs per kernel and peer")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", help="write the JSON here (default: stdout)")
     args = parser.parse_args()
 
-    names = [name for name in args.kernels.split(",") if name]
-    unknown = [name for name in names if name not in KERNELS_BY_NAME]
-    if unknown:
-        parser.error(f"unknown kernel(s) {', '.join(unknown)}; known: "
-                     + ", ".join(KERNELS_BY_NAME))
-    kernels = [KERNELS_BY_NAME[name] for name in names] or KERNELS
+    try:
+        kernels = select(args.kernels)
+    except ValueError as exc:
+        parser.error(str(exc))
 
     torch.set_num_threads(THREADS)
     torch.set_num_interop_threads(1)

@@ -9,10 +9,16 @@
 Run by bench/run.sh. Prints the markdown table (docs/performance.md shows
 one). Per kernel and implementation (its fastest round's median when the
 run had several rounds): median ms, GFLOP/s, GB/s of compulsory
-traffic, the roofline time and which ceiling sets it, the fraction of the
+traffic, the roofline time and the ceiling it is measured against
+(compute: the FMA peak; triad or copy: the stream bandwidth, named after
+the STREAM kernel that measured it; read: the read-only bandwidth, for the
+read-dominated rows of issue 27, see bench/kernels.py), the fraction of the
 roofline reached (roofline time / median), the fraction of the FMA peak
 (GFLOP/s / peak), and for each peer how many times faster attn is
-(peer ms / attn ms; above 1 attn wins). Then the targets of issue 4.
+(peer ms / attn ms; above 1 attn wins). Then, for the rows of issue 27 (the
+"shapes" group), one line per row: attn, SDPA and ORT MHA times, attn's
+speed-up, its fraction of the roofline and its targets. Then the targets of
+issues 4, 5 and 27, each met or missed, for the rows in the run.
 """
 
 import argparse
@@ -21,7 +27,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from kernels import KERNELS, KERNELS_BY_NAME, bound, roofline_seconds  # noqa
+from kernels import (GROUPS, KERNELS, KERNELS_BY_NAME, bound,  # noqa: E402
+                     ceiling, roofline_seconds)
 
 # The targets of issue 4, item 6 (2 threads).
 TARGETS = [
@@ -39,6 +46,36 @@ TARGETS = [
     ("deformable_decoder", "vs:torch.grid_sample", 5.0,
      "deformable attention >= 5x PyTorch grid_sample"),
 ]
+
+# The targets of issue 27 (softmax attention at the shapes users run).
+DECODE_ROWS = ["decode_h8_m32768", "decode_h1_m262144",
+               "gqa_decode_h32kv8_m8192_d128"]
+HEAD_DIM_ROWS = ["h8_n4096_d128", "h8_n4096_d32", "h8_n4096_d80",
+                 "h8_n4096_d96", "h8_n4096_d256", "h8_n4096_dk128_dv64"]
+TARGETS += [
+    *[(row, "vs:torch.sdpa", 1.2, "decode >= 1.2x PyTorch SDPA")
+      for row in DECODE_ROWS],
+    *[(row, "read", 0.75, "decode >= 75% of the read-bandwidth ceiling")
+      for row in DECODE_ROWS],
+    ("queries16_h8_m32768", "vs:torch.sdpa", 1.2,
+     "16 queries >= 1.2x PyTorch SDPA"),
+    ("causal_h8_n4096", "vs:torch.sdpa", 1.2, "causal >= 1.2x PyTorch SDPA"),
+    # attn's own non-causal row of the same shape: causal does half the work.
+    ("causal_h8_n4096", "vs_row:softmax_h8_n4096", 1.8,
+     "causal >= 1.8x faster than attn's non-causal softmax_h8_n4096"),
+    ("window_b64h3_n49_d32_bias", "vs:torch.sdpa", 1.2,
+     "window attention >= 1.2x PyTorch SDPA"),
+    *[(row, "vs:torch.sdpa", 1.1, "head dim at n = 4096 >= 1.1x PyTorch SDPA")
+      for row in HEAD_DIM_ROWS],
+    *[(row, "peak", 0.75, "head dim >= 64 at n = 4096 >= 75% of FMA peak")
+      for row in HEAD_DIM_ROWS if KERNELS_BY_NAME[row].params["dk"] >= 64
+      and KERNELS_BY_NAME[row].params["dv"] >= 64],
+]
+assert all(kernel in KERNELS_BY_NAME for kernel, *_ in TARGETS), \
+    "a target names a kernel bench/kernels.py does not have"
+# Per group, the peers of its one-line-per-row summary: each one's time and
+# attn's speed-up over it (n/a where the peer cannot state the row).
+SUMMARY_PEERS = {"shapes": ("torch.sdpa", "ort.mha")}
 
 
 def load(path):
@@ -74,36 +111,58 @@ def fastest_rounds(paths):
     return merged
 
 
-def machine_ceilings(rooflines):
-    """The larger FMA peak and stream bandwidth of the probe's runs: the
-    ceiling is what the machine can do, so the higher measurement binds."""
-    peak = max(r["fma_peak_gflops"] for r in rooflines)
-    bandwidth = max(r["stream_bandwidth_gbs"] for r in rooflines)
-    return peak, bandwidth
+class Ceilings:
+    """The machine's ceilings from the probe's runs, the larger of each: the
+    ceiling is what the machine can do, so the higher measurement binds.
+    stream_kind names the STREAM kernel (copy or triad) that measured the
+    stream bandwidth; read is None for a probe without the read measurement."""
+
+    def __init__(self, rooflines):
+        self.peak = max(r["fma_peak_gflops"] for r in rooflines)
+        self.bandwidth = max(r["stream_bandwidth_gbs"] for r in rooflines)
+        self.stream_kind = max(
+            ((r["stream"][kind]["median_gbs"], kind) for r in rooflines
+             for kind in ("copy", "triad")))[1]
+        reads = [r["read_bandwidth_gbs"] for r in rooflines
+                 if "read_bandwidth_gbs" in r]
+        self.read = max(reads) if reads else None
+
+    def label(self, kernel):
+        """compute, copy, triad or read: what the kernel is measured against."""
+        name = ceiling(kernel, self.peak, self.bandwidth, self.read)
+        return self.stream_kind if name == "stream" else name
 
 
-def annotate(record, peak, bandwidth):
+def annotate(record, ceilings):
     """Adds the derived figures to one timed record."""
     kernel = KERNELS_BY_NAME[record["kernel"]]
     if "median_ms" not in record:
         return record
     seconds = record["median_ms"] * 1e-3
-    roofline = roofline_seconds(kernel, peak, bandwidth)
+    peak = ceilings.peak
+    roofline = roofline_seconds(kernel, peak, ceilings.bandwidth, ceilings.read)
     record.update(
         gflops=kernel.flops / seconds * 1e-9,
         gbs=kernel.compulsory_bytes / seconds * 1e-9,
         roofline_ms=roofline * 1e3,
-        bound=bound(kernel, peak, bandwidth),
+        bound=bound(kernel, peak, ceilings.bandwidth, ceilings.read),
+        ceiling=ceilings.label(kernel),
         fraction_of_roofline=roofline / seconds,
         fraction_of_fma_peak=kernel.flops / seconds * 1e-9 / peak)
+    if ceilings.read:
+        record["fraction_of_read_bandwidth"] = (
+            kernel.compulsory_bytes / seconds * 1e-9 / ceilings.read)
     return record
 
 
-def build_rows(attn, peers, peak, bandwidth):
+def build_rows(attn, peers, ceilings):
+    """Per kernel of the run (every kernel with a record), its annotated
+    records, in KERNELS order."""
     rows = {kernel.name: [] for kernel in KERNELS}
     for record in attn.get("results", []) + peers.get("results", []):
         if record["kernel"] in rows:
-            rows[record["kernel"]].append(annotate(dict(record), peak, bandwidth))
+            rows[record["kernel"]].append(annotate(dict(record), ceilings))
+    rows = {name: records for name, records in rows.items() if records}
     for name, records in rows.items():
         attn_ms = next((r["median_ms"] for r in records
                         if r["impl"] == "attn" and "median_ms" in r), None)
@@ -113,9 +172,17 @@ def build_rows(attn, peers, peak, bandwidth):
     return rows
 
 
+def _attn_ms(rows, kernel):
+    return next((r["median_ms"] for r in rows.get(kernel, [])
+                 if r["impl"] == "attn" and "median_ms" in r), None)
+
+
 def evaluate_targets(rows, attn_available, attn_reason):
+    """The verdicts of the targets whose kernel is in the run."""
     verdicts = []
     for kernel, measure, threshold, text in TARGETS:
+        if kernel not in rows:
+            continue
         records = {r["impl"]: r for r in rows[kernel]}
         attn = records.get("attn")
         verdict = {"target": text, "kernel": kernel, "threshold": threshold,
@@ -130,6 +197,21 @@ def evaluate_targets(rows, attn_available, attn_reason):
             verdict.update(value=attn["fraction_of_fma_peak"])
         elif measure == "roofline":
             verdict.update(value=attn["fraction_of_roofline"])
+        elif measure == "read":
+            if "fraction_of_read_bandwidth" in attn:
+                verdict.update(value=attn["fraction_of_read_bandwidth"])
+            else:
+                verdict.update(status="not measured", value=None,
+                               note="the probe measured no read bandwidth")
+        elif measure.startswith("vs_row:"):
+            other = measure.split(":", 1)[1]
+            other_ms = _attn_ms(rows, other)
+            if other_ms is None:
+                verdict.update(status="not measured", value=None,
+                               note=f"attn's {other} not in this run (add it "
+                               "to BENCH_KERNELS)")
+            else:
+                verdict.update(value=other_ms / attn["median_ms"])
         else:
             peer = records.get(measure.split(":", 1)[1], {})
             if "attn_speedup" in peer:
@@ -147,7 +229,68 @@ def _fmt(value, spec, suffix=""):
     return "—" if value is None else f"{value:{spec}}{suffix}"
 
 
-def markdown(rows, verdicts, rooflines, peak, bandwidth, attn, meta):
+def _target_label(measure, threshold):
+    """A verdict's target in a few words: '>= 1.20x torch.sdpa'."""
+    if measure.startswith("vs:"):
+        return f">= {threshold:.2f}x {measure[3:]}"
+    if measure.startswith("vs_row:"):
+        return f">= {threshold:.2f}x attn {measure[7:]}"
+    what = {"peak": "FMA peak", "roofline": "roofline",
+            "read": "read bw"}[measure]
+    return f">= {100 * threshold:.0f}% {what}"
+
+
+def _shown(verdict):
+    value = verdict.get("value")
+    if value is None:
+        return "—"
+    if verdict.get("measure", "").startswith("vs"):
+        return f"{value:.2f}x"
+    return f"{100 * value:.1f}%"
+
+
+def group_summary(group, rows, verdicts):
+    """One line per row of `group` in the run: attn's time, each summary
+    peer's time and attn's speed-up over it, attn's fraction of its
+    roofline (and which ceiling), and its targets met or missed."""
+    peers = SUMMARY_PEERS[group]
+    names = [k.name for k in GROUPS[group] if k.name in rows]
+    if not names:
+        return []
+    out = ["| kernel | attn ms | "
+           + " | ".join(f"{peer} ms" for peer in peers) + " | "
+           + " | ".join(f"attn vs {peer}" for peer in peers)
+           + " | attn of roofline (ceiling) | targets |",
+           "|---|" + "---:|" * (1 + 2 * len(peers) + 1) + "---|"]
+    for name in names:
+        records = {r["impl"]: r for r in rows[name]}
+        attn = records.get("attn", {})
+        cells = [name, _fmt(attn.get("median_ms"), ".3f")]
+        for peer in peers:
+            record = records.get(peer)
+            if record is None:
+                cells.append("n/a")
+            elif "median_ms" not in record:
+                cells.append("failed")
+            else:
+                cells.append(f"{record['median_ms']:.3f}"
+                             + ("" if record.get("agrees", True)
+                                else " (wrong result!)"))
+        for peer in peers:
+            cells.append(_fmt(records.get(peer, {}).get("attn_speedup"),
+                              ".2f", "x"))
+        cells.append(f"{100 * attn['fraction_of_roofline']:.1f}% "
+                     f"({attn['ceiling']})" if "fraction_of_roofline" in attn
+                     else "—")
+        cells.append("; ".join(
+            f"{_target_label(v['measure'], v['threshold'])}: {_shown(v)} "
+            f"{v['status']}" for v in verdicts if v["kernel"] == name) or "—")
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+def markdown(rows, verdicts, rooflines, ceilings, attn, meta):
+    peak, bandwidth = ceilings.peak, ceilings.bandwidth
     out = []
     machine = meta.get("machine", {})
     out.append(f"Run {meta.get('stamp', '?')} on {machine.get('cpu', '?')}, "
@@ -178,45 +321,49 @@ def markdown(rows, verdicts, rooflines, peak, bandwidth, attn, meta):
         values = [r["stream"][kind]["median_gbs"] for r in rooflines]
         out.append(f"| stream {kind} (GB/s) | "
                    + " | ".join(_fmt(v, ".1f") for v in values)
-                   + (f" | {bandwidth:.1f} |" if max(values) == bandwidth
+                   + (f" | {bandwidth:.1f} |" if kind == ceilings.stream_kind
                       else " | |"))
+    if ceilings.read is not None:
+        values = [r.get("read_bandwidth_gbs") for r in rooflines]
+        out.append("| read only (GB/s) | "
+                   + " | ".join(_fmt(v, ".1f") for v in values)
+                   + f" | {ceilings.read:.1f} |")
     balance = peak / bandwidth
     out.append("")
     out.append(f"Machine balance: {balance:.1f} FLOP/byte (kernels below it "
                "are memory-bound).")
     out.append("")
     out.append("| kernel | impl | median ms | GFLOP/s | GB/s | roofline ms "
-               "(bound) | of roofline | of FMA peak | attn speed-up |")
+               "(ceiling) | of roofline | of FMA peak | attn speed-up |")
     out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    for kernel in KERNELS:
-        records = rows[kernel.name]
+    for name, records in rows.items():
         if not attn.get("available", False):
-            out.append(f"| {kernel.name} | attn | not available "
+            out.append(f"| {name} | attn | not available "
                        f"({attn.get('reason', '?')}) | | | | | | |")
         for r in records:
             if "median_ms" not in r:
-                out.append(f"| {kernel.name} | {r['impl']} | failed: "
+                out.append(f"| {name} | {r['impl']} | failed: "
                            f"{r.get('error', '?')[:80]} | | | | | | |")
                 continue
             flag = "" if r.get("agrees", True) else " (wrong result!)"
             if r.get("note"):
                 flag += f" ({r['runs']} run{'s' if r['runs'] > 1 else ''})"
             out.append(
-                f"| {kernel.name} | {r['impl']}{flag} | {r['median_ms']:.3f} | "
+                f"| {name} | {r['impl']}{flag} | {r['median_ms']:.3f} | "
                 f"{r['gflops']:.1f} | {r['gbs']:.1f} | "
-                f"{r['roofline_ms']:.3f} ({r['bound']}) | "
+                f"{r['roofline_ms']:.3f} ({r['ceiling']}) | "
                 f"{100 * r['fraction_of_roofline']:.1f}% | "
                 f"{100 * r['fraction_of_fma_peak']:.1f}% | "
                 + (f"{r['attn_speedup']:.2f}x" if "attn_speedup" in r
                    else ("—" if r["impl"] == "attn" else "n/a")) + " |")
     llc = max(r["stream"].get("llc_bytes", 0) for r in rooflines)
-    above = [(kernel, r) for kernel in KERNELS for r in rows[kernel.name]
-             if r.get("fraction_of_roofline", 0) > 1]
+    above = [(KERNELS_BY_NAME[name], r) for name, records in rows.items()
+             for r in records if r.get("fraction_of_roofline", 0) > 1]
     if above:
         # Nothing beats a true ceiling. Two ways past this one: a memory-bound
         # kernel whose data stays in the last-level cache between runs (the
-        # stream ceiling is DRAM's), or ceilings measured low because the
-        # machine was not idle.
+        # stream and read ceilings are DRAM's), or ceilings measured low
+        # because the machine was not idle.
         cached = [f"{k.name} {r['impl']}" for k, r in above
                   if r["bound"] == "memory" and k.compulsory_bytes < llc]
         other = [f"{k.name} {r['impl']}" for k, r in above
@@ -224,23 +371,32 @@ def markdown(rows, verdicts, rooflines, peak, bandwidth, attn, meta):
         out.append("")
         if cached:
             out.append("**Above 100% of the roofline, memory-bound with data "
-                       "in the last-level cache** (the stream ceiling is DRAM "
-                       "bandwidth): " + ", ".join(cached) + ".")
+                       "in the last-level cache** (the stream and read "
+                       "ceilings are DRAM bandwidth): " + ", ".join(cached)
+                       + ".")
         if other:
             out.append("**Warning: above 100% of the roofline:** "
                        + ", ".join(other) + ". The probe measured the ceilings "
                        "low (the machine was not idle); these fractions are "
                        "not trustworthy.")
-    out.append("")
-    out.append("| target | kernel | value | status |")
-    out.append("|---|---|---:|---|")
+    for group in SUMMARY_PEERS:
+        summary = group_summary(group, rows, verdicts)
+        if summary:
+            out.append("")
+            out.append(f"Group {group} (issue 27: softmax attention at the "
+                       "shapes users run), attn against "
+                       + " and ".join(SUMMARY_PEERS[group])
+                       + " (n/a: the peer cannot state the row):")
+            out.append("")
+            out.extend(summary)
+    if verdicts:
+        out.append("")
+        out.append("| target | kernel | value | status |")
+        out.append("|---|---|---:|---|")
     for v in verdicts:
-        value = v.get("value")
-        shown = ("—" if value is None else
-                 f"{value:.2f}x" if v.get("measure", "").startswith("vs:")
-                 else f"{100 * value:.1f}%")
         status = v["status"] + (f" ({v['note']})" if v.get("note") else "")
-        out.append(f"| {v['target']} | {v['kernel']} | {shown} | {status} |")
+        out.append(f"| {v['target']} | {v['kernel']} | {_shown(v)} | "
+                   f"{status} |")
     return "\n".join(out) + "\n"
 
 
@@ -259,20 +415,24 @@ def main():
     rooflines = [load(path) for path in args.roofline]
     attn, peers = fastest_rounds(args.attn), fastest_rounds(args.peers)
     meta = load(args.meta)
-    peak, bandwidth = machine_ceilings(rooflines)
-    rows = build_rows(attn, peers, peak, bandwidth)
+    ceilings = Ceilings(rooflines)
+    rows = build_rows(attn, peers, ceilings)
     verdicts = evaluate_targets(rows, attn.get("available", False),
                                 attn.get("reason", ""))
-    table = markdown(rows, verdicts, rooflines, peak, bandwidth, attn, meta)
+    table = markdown(rows, verdicts, rooflines, ceilings, attn, meta)
     result = {
         "meta": meta,
-        "roofline": {"runs": rooflines, "fma_peak_gflops": peak,
-                     "stream_bandwidth_gbs": bandwidth},
-        "kernels": [{"name": k.name, "family": k.family, "spec":
-                     str(k.spec.relative_to(k.spec.parents[2])),
+        "roofline": {"runs": rooflines, "fma_peak_gflops": ceilings.peak,
+                     "stream_bandwidth_gbs": ceilings.bandwidth,
+                     "stream_kind": ceilings.stream_kind,
+                     "read_bandwidth_gbs": ceilings.read},
+        "kernels": [{"name": k.name, "family": k.family, "group": k.group,
+                     "spec": str(k.spec.relative_to(k.spec.parents[2])),
                      "params": k.params, "flops": k.flops,
                      "compulsory_bytes": k.compulsory_bytes,
-                     "flop_per_byte": k.intensity} for k in KERNELS],
+                     "flop_per_byte": k.intensity,
+                     "memory_ceiling": k.memory_ceiling}
+                    for k in KERNELS if k.name in rows],
         "attn": {key: value for key, value in attn.items() if key != "results"},
         "peers": {key: value for key, value in peers.items()
                   if key != "results"},

@@ -4,15 +4,24 @@
 #  1. builds attn (scripts/setup.sh) and the peers' venv (bench/setup_peers.sh),
 #     checks bench/specs against bench/kernels.py and every peer against the
 #     attn reference runtime on small shapes (bench/check_peers.py);
-#  2. builds the roofline probe with the system g++ and measures the FMA peak
-#     and stream bandwidth (again at the end of the run: the larger binds);
+#  2. builds the roofline probe with the system g++ and measures the FMA peak,
+#     stream and read-only bandwidth (again at the end of the run: the larger
+#     binds);
 #  3. times every kernel of bench/kernels.py with attn-run --bench, then with
 #     PyTorch and ONNX Runtime, all with 2 threads;
 #  4. writes bench/results/<stamp>.json (+ .md) and prints the table.
 #
 # Environment: ATTN_RUN (the attn-run to time, default build/bin/attn-run),
 # BENCH_BUDGET (seconds of timed runs per kernel and
-# implementation, default 3), BENCH_KERNELS (comma-separated subset),
+# implementation, default 3), BENCH_KERNELS (the rows to time, default all):
+# a comma-separated list of kernel names and group names, a group name
+# standing for every row of the group, `core` (the rows of issues 4 and 5)
+# or `shapes` (softmax attention at the shapes users run, issue 27);
+# `python3 bench/kernels.py` lists the rows and their groups. E.g.
+#   BENCH_KERNELS=shapes                    every row of issue 27
+#   BENCH_KERNELS=shapes,softmax_h8_n4096   plus the row causal_h8_n4096's
+#                                           target compares with
+#   BENCH_KERNELS=softmax_h8_n1024,decode_h8_m32768
 # BENCH_ROUNDS (default 3): attn and the peers are timed alternately in this
 # many rounds, so both see the same spells of interference from other
 # machines sharing the host; each implementation's result is its fastest

@@ -2,7 +2,7 @@
 //
 //   roofline [--threads N] [--repeats R] [--array-mib M]
 //
-// Measures the two ceilings of this machine's roofline with N threads (one
+// Measures the ceilings of this machine's roofline with N threads (one
 // per core, pinned) and prints them as one JSON object on stdout:
 //
 //  - fp32 FMA peak: every thread runs independent chains acc = acc * a + b
@@ -13,6 +13,10 @@
 //  - stream bandwidth: STREAM's copy (c = a) and triad (a = b + s * c) over
 //    arrays at least 4x the last-level cache, counting the bytes read and
 //    written as STREAM does (copy: 2 x 8 bytes per element, triad: 3 x 8).
+//  - read bandwidth: every thread sums its slice of one such array (8 bytes
+//    per element read, nothing written) into several independent vector
+//    accumulators: the ceiling of a kernel that only reads, such as LLM
+//    decode attention (bench/kernels.py says which rows it binds).
 //
 // Every figure is the median of R repeats. Built by bench/run.sh with
 // g++ -O3 -march=native -pthread (no -ffast-math: the FMA chains must stay).
@@ -173,8 +177,37 @@ size_t lastLevelCacheBytes() {
   return largest;
 }
 
+// Four doubles, one AVX2 register (two with SSE only: the compiler splits).
+typedef double Double4 __attribute__((vector_size(32)));
+
+/// Sum of p[0, count) with kReadAccumulators independent vector accumulators,
+/// so the loop is bound by loads, not by the latency of one add chain.
+/// Loads go through memcpy (no alignment assumed); -O3 makes them vector loads.
+constexpr int kReadAccumulators = 8;
+double sumSlice(const double *p, size_t count) {
+  constexpr size_t step = kReadAccumulators * 4;
+  Double4 acc[kReadAccumulators] = {};
+  size_t i = 0;
+  for (; i + step <= count; i += step) {
+#pragma GCC unroll 8
+    for (int j = 0; j < kReadAccumulators; ++j) {
+      Double4 x;
+      std::memcpy(&x, p + i + 4 * j, sizeof(x));
+      acc[j] += x;
+    }
+  }
+  Double4 total = acc[0];
+  for (int j = 1; j < kReadAccumulators; ++j)
+    total += acc[j];
+  double sum = total[0] + total[1] + total[2] + total[3];
+  for (; i < count; ++i)
+    sum += p[i];
+  return sum;
+}
+
 struct StreamResult {
   double copyGBs, triadGBs, copyMinGBs, copyMaxGBs, triadMinGBs, triadMaxGBs;
+  double readGBs, readMinGBs, readMaxGBs;
 };
 
 StreamResult measureStream(size_t elements, unsigned threads, int repeats) {
@@ -201,7 +234,8 @@ StreamResult measureStream(size_t elements, unsigned threads, int repeats) {
     }
   });
   const double scalar = 3.0;
-  std::vector<double> copy, triad;
+  std::vector<double> copy, triad, read;
+  std::vector<double> sums(threads);
   // One untimed round of each first, so every page is mapped and warm.
   for (int r = -1; r < repeats; ++r) {
     double copySeconds = runOnThreads(threads, [&](unsigned t) {
@@ -216,10 +250,26 @@ StreamResult measureStream(size_t elements, unsigned threads, int repeats) {
       for (size_t i = begin; i < end; ++i)
         a[i] = b[i] + scalar * c[i];
     });
+    // b is 2.0 everywhere and never written after the first touch.
+    double readSeconds = runOnThreads(threads, [&](unsigned t) {
+      size_t begin, end;
+      slice(t, begin, end);
+      sums[t] = sumSlice(b + begin, end - begin);
+    });
+    // The sums are used (checked), so the reads cannot be optimized away.
+    double sum = 0;
+    for (double s : sums)
+      sum += s;
+    if (sum != 2.0 * double(elements)) {
+      std::fprintf(stderr, "roofline: read check failed: sum %g, expected %g\n",
+                   sum, 2.0 * double(elements));
+      std::exit(1);
+    }
     if (r < 0)
       continue;
     copy.push_back(2.0 * sizeof(double) * elements / copySeconds * 1e-9);
     triad.push_back(3.0 * sizeof(double) * elements / triadSeconds * 1e-9);
+    read.push_back(1.0 * sizeof(double) * elements / readSeconds * 1e-9);
   }
   // STREAM's check: after the rounds a = b + 3 * a, with a = 1, b = 2 first.
   double expected = 1.0;
@@ -239,8 +289,9 @@ StreamResult measureStream(size_t elements, unsigned threads, int repeats) {
   auto maxOf = [](const std::vector<double> &v) {
     return *std::max_element(v.begin(), v.end());
   };
-  return {median(copy), median(triad), minOf(copy),
-          maxOf(copy),  minOf(triad),  maxOf(triad)};
+  return {median(copy), median(triad), minOf(copy),  maxOf(copy),
+          minOf(triad), maxOf(triad),  median(read), minOf(read),
+          maxOf(read)};
 }
 
 [[noreturn]] void usage(const char *message) {
@@ -316,6 +367,7 @@ int main(int argc, char **argv) {
   std::printf("\n  },\n");
   std::printf("  \"stream_bandwidth_gbs\": %.2f,\n",
               std::max(stream.copyGBs, stream.triadGBs));
+  std::printf("  \"read_bandwidth_gbs\": %.2f,\n", stream.readGBs);
   std::printf("  \"stream\": {\n    \"array_bytes\": %zu,\n    \"llc_bytes\": "
               "%zu,\n",
               arrayBytes, llc);
@@ -323,7 +375,10 @@ int main(int argc, char **argv) {
               "\"max_gbs\": %.2f},\n",
               stream.copyGBs, stream.copyMinGBs, stream.copyMaxGBs);
   std::printf("    \"triad\": {\"median_gbs\": %.2f, \"min_gbs\": %.2f, "
-              "\"max_gbs\": %.2f}\n  }\n}\n",
+              "\"max_gbs\": %.2f},\n",
               stream.triadGBs, stream.triadMinGBs, stream.triadMaxGBs);
+  std::printf("    \"read\": {\"median_gbs\": %.2f, \"min_gbs\": %.2f, "
+              "\"max_gbs\": %.2f}\n  }\n}\n",
+              stream.readGBs, stream.readMinGBs, stream.readMaxGBs);
   return 0;
 }

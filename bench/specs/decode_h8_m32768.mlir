@@ -1,0 +1,8 @@
+// Benchmark kernel decode_h8_m32768 (bench/kernels.py renders this file).
+// Softmax attention, LLM decode, 8 heads, n = 1, m = 32768, dk = dv = 64:
+//   O = softmax_keys(0.125 * Q K^T) V
+func.func @decode_h8_m32768(%q: tensor<8x1x64xf32>, %k: tensor<8x32768x64xf32>, %v: tensor<8x32768x64xf32>) -> tensor<8x1x64xf32> {
+  %o = attn.dot_product %q, %k, %v norm [softmax over keys] scale 0.125
+      : tensor<8x1x64xf32>, tensor<8x32768x64xf32>, tensor<8x32768x64xf32> -> tensor<8x1x64xf32>
+  return %o : tensor<8x1x64xf32>
+}
