@@ -26,37 +26,41 @@ using Halide::Func;
 using Halide::TailStrategy;
 using Halide::Var;
 
-/// keyT (j, d, b...) at root, vectorized over dim 0; query (d, i, b...)
-/// too when it applies a feature map (the products read each element many
-/// times), else it is inlined: a copy of Q would only cost memory traffic
-/// (8 MB for external attention's X at n = 4096, d = 512).
+/// query (d, i, b...) at root, vectorized over d, when it applies a
+/// feature map (the products read each element many times), else it is
+/// inlined: a copy of Q would only cost memory traffic (8 MB for external
+/// attention's X at n = 4096, d = 512).
+static void scheduleQuery(OpStages &op, int vector) {
+  if (op.info.at("plainQuery"))
+    return;
+  Func query = op.stages.at("query");
+  std::vector<Var> args = query.args(); // d, i, b...
+  query.compute_root()
+      .vectorize(args[0], vector, TailStrategy::GuardWithIf)
+      .parallel(args.back());
+}
+
+/// query (scheduleQuery) and keyT (j, d, b...) at root, vectorized over
+/// keys; with `perSplit` the caller moves keyT into the split loop, and
+/// its padding below is per split.
 static void scheduleOperands(OpStages &op, int vector, bool perSplit) {
   // Keys per block of keyT's transposition: 4 vectors (64 f32 keys; at
   // dk = 64, 16 KiB of K rows, which stay in L1 across the features).
   constexpr int kTransposeBlockVectors = 4;
-  for (const char *role : {"query", "keyT"}) {
-    if (role == std::string("query") && op.info.at("plainQuery"))
-      continue;
-    Func f = op.stages.at(role);
-    std::vector<Var> args = f.args();
-    if (role == std::string("query")) {
-      f.compute_root()
-          .vectorize(args[0], vector, TailStrategy::GuardWithIf)
-          .parallel(args.back());
-      continue;
-    }
-    // keyT (j, d, b...) transposes K (d innermost): one block of keys at
-    // a time, every feature of the block before the next, so each block's
-    // rows of K are read from memory once (a feature-outer loop reads all
-    // of K once per feature).
-    Var block(f.name() + "_block"), lane(f.name() + "_lane");
-    f.compute_root()
-        .split(args[0], block, lane, vector * kTransposeBlockVectors,
-               TailStrategy::GuardWithIf)
-        .reorder(lane, args[1], block)
-        .vectorize(lane, vector)
-        .parallel(args.back());
-  }
+  scheduleQuery(op, vector);
+  // keyT (j, d, b...) transposes K (d innermost): one block of keys at a
+  // time, every feature of the block before the next, so each block's rows
+  // of K are read from memory once (a feature-outer loop reads all of K
+  // once per feature).
+  Func keyT = op.stages.at("keyT");
+  std::vector<Var> args = keyT.args();
+  Var block("keyT_block"), lane("keyT_lane");
+  keyT.compute_root()
+      .split(args[0], block, lane, vector * kTransposeBlockVectors,
+             TailStrategy::GuardWithIf)
+      .reorder(lane, args[1], block)
+      .vectorize(lane, vector)
+      .parallel(args.back());
   // A score tile reads one row of keyT per feature. Rows a multiple of
   // 1 KiB apart fall into a quarter or less of L1's sets (4 KiB apart: the
   // same 4 sets), so the tile, read again by every row tile of the query
@@ -121,13 +125,7 @@ static void scheduleFewRowsAttention(OpStages &op, const ScheduleContext &ctx,
   Func out = op.result.func;
   if (!ctx.isOutput(out))
     out.compute_root();
-  if (!op.info.at("plainQuery")) {
-    Func query = op.stages.at("query");
-    std::vector<Var> args = query.args();
-    query.compute_root()
-        .vectorize(args[0], vector, TailStrategy::GuardWithIf)
-        .parallel(args.back());
-  }
+  scheduleQuery(op, vector);
   // The batch vars of the splits (x, i, c, b...), the K/V-shared ones
   // first, as they run inside a part.
   Func splits = op.stages.at("splits");
@@ -167,10 +165,13 @@ static void scheduleFewRowsAttention(OpStages &op, const ScheduleContext &ctx,
   scoreOrder.push_back(sArgs[0]);
   scores.compute_at(part).reorder(scoreOrder);
   dot.compute_at(scores, sArgs[1]);
+  // Whole vectors of features, up to 512 f32 (head dims to 256 and then
+  // some), are one vector reduction; other dims stay a scalar loop.
   Halide::RVar rd = op.domains.at("dot").x;
   auto features = Halide::Internal::as_const_int(rd.extent());
+  constexpr int kMaxReducedVectors = 32;
   if (features && *features % vector == 0 &&
-      *features <= kMaxRegisterAccumulators * vector * 4)
+      *features <= kMaxReducedVectors * vector)
     dot.update().atomic().vectorize(rd);
 
   scheduleRowMax(op.stages.at("splitlanes"), op.stages.at("splitmax"),
@@ -192,7 +193,9 @@ static void scheduleFewRowsAttention(OpStages &op, const ScheduleContext &ctx,
       chooseSplit(op.result.shape[rank - 1], vector * p.valueTileVectors);
   int rows = static_cast<int>(
       *Halide::Internal::as_const_int(op.result.shape[rank - 2]));
-  int keyChunk = p.valueKeyChunk > 0 ? p.valueKeyChunk : 1 << 30;
+  int keyChunk = static_cast<int>(std::min<int64_t>(
+      p.valueKeyChunk > 0 ? p.valueKeyChunk : 1 << 30,
+      op.info.at("keySplit")));
   if (cols.isStatic) {
     int tileRows = std::min(p.valueTileRows, rows);
     int width = dividingWidth(cols.factor, vector);
@@ -202,9 +205,7 @@ static void scheduleFewRowsAttention(OpStages &op, const ScheduleContext &ctx,
     accOrder.insert(accOrder.end(), shared.begin(), shared.end());
     accOrder.push_back(rjo);
     acc.update()
-        .split(rj, rjo, rji,
-               static_cast<int>(std::min<int64_t>(keyChunk, op.info.at("keySplit"))),
-               TailStrategy::GuardWithIf)
+        .split(rj, rjo, rji, keyChunk, TailStrategy::GuardWithIf)
         .split(aArgs[0], ao, ai, cols.factor, TailStrategy::GuardWithIf)
         .split(aArgs[1], ro, ri, tileRows, TailStrategy::GuardWithIf)
         .reorder(accOrder)
