@@ -147,6 +147,9 @@ ATTN_COMPATIBLE_RETURN_TYPES(DivOp)
 ATTN_COMPATIBLE_RETURN_TYPES(ReduceSumOp)
 ATTN_COMPATIBLE_RETURN_TYPES(BilinearGatherOp)
 ATTN_COMPATIBLE_RETURN_TYPES(GatherPixelsOp)
+ATTN_COMPATIBLE_RETURN_TYPES(BroadcastOp)
+ATTN_COMPATIBLE_RETURN_TYPES(UnbroadcastOp)
+ATTN_COMPATIBLE_RETURN_TYPES(ScatterPixelsOp)
 #undef ATTN_COMPATIBLE_RETURN_TYPES
 
 /// The operand names attn.external uses in shape errors.
@@ -228,6 +231,19 @@ ATTN_INFER_RETURN_TYPES(
     inferGatherPixelsShape(shapeOf(adaptor.getValue()),
                            shapeOf(adaptor.getPixels()),
                            adaptor.getSpatialShapes(), emitError))
+ATTN_INFER_RETURN_TYPES(BroadcastOp,
+                        inferBroadcastShape(shapeOf(adaptor.getInput()),
+                                            shapeOf(adaptor.getLike()),
+                                            emitError))
+ATTN_INFER_RETURN_TYPES(UnbroadcastOp,
+                        inferUnbroadcastShape(shapeOf(adaptor.getInput()),
+                                              shapeOf(adaptor.getLike()),
+                                              emitError))
+ATTN_INFER_RETURN_TYPES(
+    ScatterPixelsOp,
+    inferScatterPixelsShape(shapeOf(adaptor.getCotangent()),
+                            shapeOf(adaptor.getPixels()),
+                            adaptor.getSpatialShapes(), emitError))
 #undef ATTN_INFER_RETURN_TYPES
 
 //===----------------------------------------------------------------------===//

@@ -257,22 +257,27 @@ def Attn_PrefixSumOp : Attn_UnaryOp<"prefix_sum"> {
   let summary = "inclusive or exclusive prefix sum along one dim";
   let description = [{
     out[.., i, ..] = sum over j <= i of in[.., j, ..] along `dim`; with
-    `exclusive`, the sum over j < i (so out[.., 0, ..] = 0). The scan behind
-    exact causal linear attention: `--attn-reassociate` sums per-chunk states
-    with the exclusive form.
+    `exclusive`, the sum over j < i (so out[.., 0, ..] = 0). With `reverse`
+    the scan runs from the end: the sum over j >= i (j > i when exclusive),
+    a suffix sum, which is the adjoint of the forward scan (`--attn-grad`).
+    The scan behind exact causal linear attention: `--attn-reassociate` sums
+    per-chunk states with the exclusive form.
 
     ```mlir
     %c = attn.prefix_sum %kv dim 0 : tensor<128x32x64xf32>
     %e = attn.prefix_sum %states dim 1 exclusive : tensor<4x8x32x64xf32>
+    %s = attn.prefix_sum %d dim 0 reverse : tensor<128x32x64xf32>
     ```
   }];
   let arguments = (ins
     Attn_FloatTensor:$input,
     ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
-    UnitAttr:$exclusive
+    UnitAttr:$exclusive,
+    UnitAttr:$reverse
   );
   let assemblyFormat = [{
-    $input `dim` $dim (`exclusive` $exclusive^)? attr-dict `:` type($input)
+    $input `dim` $dim (`exclusive` $exclusive^)? (`reverse` $reverse^)?
+    attr-dict `:` type($input)
   }];
   let hasVerifier = 1;
 }
@@ -446,6 +451,107 @@ def Attn_GatherPixelsOp : Attn_InferredShapeOp<"gather_pixels"> {
   let assemblyFormat = [{
     $value `,` $pixels `levels` custom<Levels>($spatial_shapes) attr-dict
     `:` type($value) `,` type($pixels) `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Primitive ops of gradients (--attn-grad)
+//===----------------------------------------------------------------------===//
+
+def Attn_FeatureMapGradOp : Attn_Op<"feature_map_grad",
+    [Pure, SameOperandsAndResultType]> {
+  let summary = "cotangent times the derivative of a feature map";
+  let description = [{
+    out = cotangent * phi'(input) elementwise, the adjoint of
+    `attn.feature_map`: phi' is 1 for `identity`; for `elu_plus_one`
+    (phi(x) = x + 1 if x > 0, else exp(x)) it is 1 if x > 0, else exp(x);
+    for `relu` it is 1 if x > 0, else 0 (0 at x = 0, as in PyTorch).
+
+    ```mlir
+    %dq = attn.feature_map_grad elu_plus_one %q, %dphi : tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins
+    Attn_FeatureMap:$kind,
+    Attn_FloatTensor:$input,
+    Attn_FloatTensor:$cotangent
+  );
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $kind $input `,` $cotangent attr-dict `:` type($input)
+  }];
+}
+
+def Attn_BroadcastOp : Attn_InferredShapeOp<"broadcast"> {
+  let summary = "broadcast a tensor to the shape of another";
+  let description = [{
+    out has the shape of `like`; out[idx] = input[idx'] where idx' takes the
+    trailing dims of idx (right-aligned) and 0 in every dim where the input
+    has size 1 (numpy broadcasting). Only the shape of `like` is read. The
+    adjoint of `attn.reduce_sum` and of `attn.unbroadcast`.
+
+    ```mlir
+    %b = attn.broadcast %rowsum like %scores
+        : tensor<8x128x1xf32>, tensor<8x128x128xf32> -> tensor<8x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$like);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `like` $like attr-dict `:` type($input) `,` type($like)
+    `->` type($result)
+  }];
+}
+
+def Attn_UnbroadcastOp : Attn_InferredShapeOp<"unbroadcast"> {
+  let summary = "sum a tensor over the dims in which another was broadcast";
+  let description = [{
+    The adjoint of numpy broadcasting: `like` (shape B) broadcasts to the
+    shape A of `input`; out has shape B and is the sum of input over the
+    leading dims that B lacks and over every dim where B has size 1 and A
+    does not. Only the shape of `like` is read. A dynamic dim of `like`
+    that is 1 at run time is summed over as well.
+
+    ```mlir
+    %dmask = attn.unbroadcast %dscores like %mask
+        : tensor<8x128x128xf32>, tensor<128x128xf32> -> tensor<128x128xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$like);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `like` $like attr-dict `:` type($input) `,` type($like)
+    `->` type($result)
+  }];
+}
+
+def Attn_ScatterPixelsOp : Attn_InferredShapeOp<"scatter_pixels"> {
+  let summary = "add vectors into integer pixels of a multi-level feature map";
+  let description = [{
+    The adjoint of `attn.gather_pixels`: cotangent (N, Lq, M, L, P, D) and
+    pixels (N, Lq, M, L, P, 2) -> (N, sum H_l W_l, M, D), zero except
+
+        out[n, start_l + y W_l + x, h, :] += cotangent[n, q, h, l, p, :]
+
+    for every (q, l, p) whose pixel (x, y), rounded down, lies inside level
+    l (0 <= x < W_l, 0 <= y < H_l). Pixels outside their level, or not
+    finite, add nothing.
+
+    ```mlir
+    %dv = attn.scatter_pixels %dcorner, %corner levels [32x32, 16x16]
+        : tensor<1x100x8x2x4x32xf32>, tensor<1x100x8x2x4x2xf32>
+        -> tensor<1x1280x8x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$cotangent,
+    Attn_FloatTensor:$pixels,
+    DenseI64ArrayAttr:$spatial_shapes
+  );
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $cotangent `,` $pixels `levels` custom<Levels>($spatial_shapes) attr-dict
+    `:` type($cotangent) `,` type($pixels) `->` type($result)
   }];
 }
 

@@ -234,6 +234,21 @@ LogicalResult mlir::attn::verifyLevels(ArrayRef<int64_t> spatialShapes,
 
 /// The checks bilinear_gather and deformable share; returns the value and
 /// location shapes' agreed (N, Lq, M, L, P, D).
+/// The number of pixels of all levels (levels already verified).
+static FailureOr<int64_t> countPixels(ArrayRef<int64_t> spatialShapes,
+                                      EmitShapeError emitError) {
+  int64_t totalPixels = 0;
+  for (size_t l = 0; l < spatialShapes.size(); l += 2) {
+    if (spatialShapes[l] > (int64_t(1) << 31) / spatialShapes[l + 1] ||
+        totalPixels > (int64_t(1) << 40)) {
+      emitError() << "level sizes are too large";
+      return failure();
+    }
+    totalPixels += spatialShapes[l] * spatialShapes[l + 1];
+  }
+  return totalPixels;
+}
+
 static FailureOr<Shape> inferSamplingDims(ArrayRef<int64_t> value,
                                           ArrayRef<int64_t> locations,
                                           ArrayRef<int64_t> spatialShapes,
@@ -245,18 +260,12 @@ static FailureOr<Shape> inferSamplingDims(ArrayRef<int64_t> value,
                        "(N, queries, heads, levels, points, 2)", emitError)))
     return failure();
   int64_t numLevels = spatialShapes.size() / 2;
-  int64_t totalPixels = 0;
-  for (size_t l = 0; l < spatialShapes.size(); l += 2) {
-    if (spatialShapes[l] > (int64_t(1) << 31) / spatialShapes[l + 1] ||
-        totalPixels > (int64_t(1) << 40)) {
-      emitError() << "level sizes are too large";
-      return failure();
-    }
-    totalPixels += spatialShapes[l] * spatialShapes[l + 1];
-  }
-  if (!unifyDims(value[1], totalPixels)) {
+  FailureOr<int64_t> totalPixels = countPixels(spatialShapes, emitError);
+  if (failed(totalPixels))
+    return failure();
+  if (!unifyDims(value[1], *totalPixels)) {
     emitError() << "value has " << value[1] << " positions but the levels "
-                << "add up to " << totalPixels;
+                << "add up to " << *totalPixels;
     return failure();
   }
   if (!unifyDims(locations[3], numLevels)) {
@@ -316,4 +325,72 @@ FailureOr<Shape> mlir::attn::inferDeformableShape(
                        ? ShapedType::kDynamic
                        : heads * channels;
   return Shape{(*dims)[0], (*dims)[1], merged};
+}
+
+FailureOr<Shape> mlir::attn::inferScatterPixelsShape(
+    ArrayRef<int64_t> cotangent, ArrayRef<int64_t> pixels,
+    ArrayRef<int64_t> spatialShapes, EmitShapeError emitError) {
+  if (failed(verifyLevels(spatialShapes, emitError)) ||
+      failed(checkRank(cotangent, "cotangent", 6,
+                       "(N, queries, heads, levels, points, channels)",
+                       emitError)) ||
+      failed(checkRank(pixels, "pixels", 6,
+                       "(N, queries, heads, levels, points, 2)", emitError)))
+    return failure();
+  FailureOr<int64_t> totalPixels = countPixels(spatialShapes, emitError);
+  if (failed(totalPixels))
+    return failure();
+  int64_t numLevels = spatialShapes.size() / 2;
+  if (!unifyDims(pixels[3], numLevels)) {
+    emitError() << "pixels have " << pixels[3] << " levels but `levels` lists "
+                << numLevels;
+    return failure();
+  }
+  if (!unifyDims(pixels[5], 2)) {
+    emitError() << "pixels must end in a dim of 2 (x, y), got " << pixels[5];
+    return failure();
+  }
+  Shape samples(cotangent.take_front(5));
+  if (!areCompatibleShapes(samples, pixels.take_front(5))) {
+    emitError() << "cotangent " << formatShape(cotangent)
+                << " and pixels " << formatShape(pixels)
+                << " must agree in (N, queries, heads, levels, points)";
+    return failure();
+  }
+  auto known = [](int64_t lhs, int64_t rhs) {
+    return isDynamic(lhs) ? rhs : lhs;
+  };
+  return Shape{known(cotangent[0], pixels[0]), *totalPixels,
+               known(cotangent[2], pixels[2]), cotangent[5]};
+}
+
+/// `from` must broadcast to `to`: the broadcast of the two is `to` itself.
+static LogicalResult checkBroadcastsTo(ArrayRef<int64_t> from,
+                                       ArrayRef<int64_t> to, StringRef what,
+                                       EmitShapeError emitError) {
+  FailureOr<Shape> joined = broadcastShapes(from, to, what, emitError);
+  if (failed(joined))
+    return failure();
+  if (from.size() > to.size() || !areCompatibleShapes(*joined, to)) {
+    emitError() << "shape " << formatShape(from) << " does not broadcast to "
+                << formatShape(to) << " (" << what << ")";
+    return failure();
+  }
+  return success();
+}
+
+FailureOr<Shape> mlir::attn::inferBroadcastShape(ArrayRef<int64_t> input,
+                                                 ArrayRef<int64_t> like,
+                                                 EmitShapeError emitError) {
+  if (failed(checkBroadcastsTo(input, like, "input and like", emitError)))
+    return failure();
+  return Shape(like);
+}
+
+FailureOr<Shape> mlir::attn::inferUnbroadcastShape(ArrayRef<int64_t> input,
+                                                   ArrayRef<int64_t> like,
+                                                   EmitShapeError emitError) {
+  if (failed(checkBroadcastsTo(like, input, "like and input", emitError)))
+    return failure();
+  return Shape(like);
 }

@@ -87,6 +87,23 @@ FailureOr<Shape> inferDeformableShape(ArrayRef<int64_t> value,
                                       ArrayRef<int64_t> spatialShapes,
                                       EmitShapeError emitError);
 
+/// attn.scatter_pixels: cotangent (N, Lq, M, L, P, D), pixels
+/// (N, Lq, M, L, P, 2) -> (N, sum of H*W, M, D).
+FailureOr<Shape> inferScatterPixelsShape(ArrayRef<int64_t> cotangent,
+                                         ArrayRef<int64_t> pixels,
+                                         ArrayRef<int64_t> spatialShapes,
+                                         EmitShapeError emitError);
+
+/// attn.broadcast: `input` must broadcast to `like`; the result is `like`.
+FailureOr<Shape> inferBroadcastShape(ArrayRef<int64_t> input,
+                                     ArrayRef<int64_t> like,
+                                     EmitShapeError emitError);
+
+/// attn.unbroadcast: `like` must broadcast to `input`; the result is `like`.
+FailureOr<Shape> inferUnbroadcastShape(ArrayRef<int64_t> input,
+                                       ArrayRef<int64_t> like,
+                                       EmitShapeError emitError);
+
 } // namespace mlir::attn
 
 #endif // ATTN_DIALECT_ATTNSHAPES_H
