@@ -97,7 +97,10 @@ SmallVector<NormStepAttr> effectiveSteps(ArrayAttr norm) {
 }
 
 struct LowerDotProduct : OpRewritePattern<DotProductAttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerDotProduct(MLIRContext *context, bool singleSteps)
+      : OpRewritePattern(context), singleSteps(singleSteps) {}
+  /// Also lower attention with one step over keys (or none).
+  bool singleSteps;
 
   LogicalResult matchAndRewrite(DotProductAttentionOp op,
                                 PatternRewriter &rewriter) const override {
@@ -110,7 +113,7 @@ struct LowerDotProduct : OpRewritePattern<DotProductAttentionOp> {
     spec.scale = op.getScale().convertToDouble();
     spec.featureMap = op.getFeatureMap();
     spec.causal = op.getCausal();
-    std::string whyNot = whyNotLowered(spec);
+    std::string whyNot = singleSteps ? "" : whyNotLowered(spec);
     if (!whyNot.empty())
       return rewriter.notifyMatchFailure(op, whyNot);
     rewriter.replaceOp(op, buildLowered(rewriter, op.getLoc(), spec,
@@ -146,7 +149,7 @@ struct AttnLowerDoubleNormPass
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<LowerDotProduct, LowerExternal>(&getContext());
+    populateLowerDoubleNormPatterns(patterns, /*singleSteps=*/false);
     // One sweep: the lowered ops are primitives that no pattern matches,
     // and unlike the greedy driver the walk neither folds nor erases the
     // ops it does not lower (they stay as written).
@@ -155,3 +158,9 @@ struct AttnLowerDoubleNormPass
 };
 
 } // namespace
+
+void mlir::attn::populateLowerDoubleNormPatterns(RewritePatternSet &patterns,
+                                                 bool singleSteps) {
+  patterns.add<LowerDotProduct>(patterns.getContext(), singleSteps);
+  patterns.add<LowerExternal>(patterns.getContext());
+}

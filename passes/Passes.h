@@ -7,6 +7,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::attn {
@@ -16,6 +17,17 @@ namespace mlir::attn {
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
+
+/// The rewrites of --attn-lower-double-norm; with `singleSteps`, attention
+/// with a single step over keys (or none) is lowered too (--attn-grad needs
+/// every op primitive).
+void populateLowerDoubleNormPatterns(RewritePatternSet &patterns,
+                                     bool singleSteps);
+
+/// The rewrite of --attn-lower-deformable; with `bilinearGather`,
+/// attn.bilinear_gather becomes its corner gathers too (for --attn-grad).
+void populateLowerDeformablePatterns(RewritePatternSet &patterns,
+                                     bool bilinearGather);
 
 /// Adds the passes of `attn-default-pipeline` to `pm`.
 void buildDefaultPipeline(OpPassManager &pm);

@@ -131,4 +131,40 @@ def AttnLowerDoubleNormPass : Pass<"attn-lower-double-norm", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::tensor::TensorDialect"];
 }
 
+def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
+  let summary = "Add the reverse-mode gradient @f_grad of every function @f";
+  let description = [{
+    For each `func.func @f(args) -> results` adds
+
+        func.func @f_grad(args..., dResults...) -> dArgs...
+
+    whose extra arguments are one cotangent per result (dO, with the
+    result's type) and whose results are the gradients of f's arguments in
+    order, each with its argument's type. An argument marked
+    `{attn.no_grad}` gets no result. `@f_grad` carries
+    `attn.gradient_of = @f`; functions that carry it are not differentiated
+    again, and an existing `@f_grad` is an error.
+
+    The gradient is attn IR (design §7): the body recomputes f's forward in
+    primitive form (`attn.dot_product`, `attn.external`, `attn.efficient`,
+    `attn.deformable` and `attn.bilinear_gather` are lowered to primitives
+    as --attn-lower-double-norm and --attn-lower-deformable lower them),
+    then applies each primitive's adjoint rule in reverse order:
+    products give dA = dC B^T and dB = A^T dC (`attn.matmul` with
+    transposes), a softmax y gives y (dy - sum(dy y)), `sum` and `count`
+    their quotient rules, broadcasting its `attn.unbroadcast`, a reduction
+    its `attn.broadcast`, a feature map `attn.feature_map_grad`, a prefix
+    sum the reverse (suffix) sum, a causal mask a causal mask of 0, a pixel
+    gather `attn.scatter_pixels`, and reshapes and slices their inverses.
+    Floors and constants pass no gradient. Every pass and code generator
+    applies to the result; dead forward ops are removed. Ops without a rule
+    (`scf.if` from --attn-reassociate, deformable attention with dynamic
+    sizes) are errors naming the op. See docs/training.md.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // ATTN_PASSES_TD

@@ -6,6 +6,7 @@
 
 #include "api/Compile.h"
 #include "api/Console.h"
+#include "api/Gradient.h"
 #include "api/KernelCheck.h"
 #include "api/ReferenceEvaluator.h"
 #include "api/Run.h"
@@ -132,6 +133,30 @@ static cl::opt<bool> noDefaultPipeline(
     cl::desc("Compile the kernel from the spec as written, without passes"),
     cl::cat(runCategory));
 
+static cl::opt<bool> grad(
+    "grad",
+    cl::desc("Evaluate the gradient @f_grad that --attn-grad derives from @f "
+             "instead of @f: its inputs are f's inputs and one cotangent dO "
+             "per result of f (--cotangent, or random with --random); its "
+             "results, written by --output, are the gradients of f's "
+             "arguments in order (none for an argument marked "
+             "{attn.no_grad}). Combines with --reference, --check, --aot and "
+             "--bench as for the forward"),
+    cl::cat(runCategory));
+static cl::list<std::string> cotangentFiles(
+    "cotangent",
+    cl::desc("With --grad: the cotangent dO of result i of @f is the i-th "
+             "--cotangent file (.npy, the result's shape)"),
+    cl::value_desc("dO.npy"), cl::cat(runCategory));
+static cl::opt<bool> checkGrad(
+    "check-grad",
+    cl::desc("Compare the reference gradient of @f with central finite "
+             "differences of the reference forward in f64 and print "
+             "`check-grad: @f d<arg> max rel err = X` per argument; exit 1 "
+             "when an error exceeds --tolerance (default here 1e-6). Implies "
+             "--grad"),
+    cl::cat(runCategory));
+
 static const api::Console console{"attn-run"};
 
 static int fail(const std::string &error) { return console.fail(error); }
@@ -152,7 +177,13 @@ int main(int argc, char **argv) {
       "  attn-run spec.mlir --random 7 --save-inputs inputs/ --output o.npy\n"
       "  attn-run spec.mlir --random 7 --check      # JIT vs reference\n"
       "  attn-run spec.mlir --random 7 --bench 20   # median JIT time\n"
-      "  attn-run spec.mlir --verify-rewrites attn-reassociate --random 7\n");
+      "  attn-run spec.mlir --verify-rewrites attn-reassociate --random 7\n"
+      "  attn-run spec.mlir --grad --input q.npy --input k.npy --input v.npy "
+      "--cotangent dO.npy --output dq.npy --output dk.npy --output dv.npy\n"
+      "  attn-run spec.mlir --grad --random 7 --check   # gradient kernel vs "
+      "reference\n"
+      "  attn-run spec.mlir --check-grad --random 7     # reference vs "
+      "finite differences\n");
   api::registerPipelinePasses(); // passes --verify-rewrites can name
   api::SpecFile file;
   std::string error;
@@ -163,7 +194,17 @@ int main(int argc, char **argv) {
   if (randomSeed.getNumOccurrences())
     seed = randomSeed;
 
+  bool gradient = grad || checkGrad;
+  if (!cotangentFiles.empty() && !gradient)
+    return fail("--cotangent gives a cotangent of --grad; add --grad");
+  if (checkGrad && (useReference || check || benchRuns > 0 || aot))
+    return fail("--check-grad compares the reference gradient with finite "
+                "differences; it takes no --reference, --check, --bench or "
+                "--aot");
+
   if (verifyRewrites.getNumOccurrences()) {
+    if (gradient)
+      return fail("--verify-rewrites takes no --grad or --check-grad");
     if (!inputFiles.empty() || !outputFiles.empty() || !funcName.empty())
       return fail("--verify-rewrites evaluates every function on random "
                   "inputs; it takes no --input, --output or --func");
@@ -189,6 +230,35 @@ int main(int argc, char **argv) {
       (!saveInputsDir.empty() &&
        failed(api::saveInputs(saveInputsDir, names, inputs, error))))
     return fail(error);
+  if (gradient) {
+    // From here on the function is @f_grad, its inputs f's and the dO.
+    if (failed(api::checkInputShapes(*func, inputs)) ||
+        failed(api::addGradients(spec)))
+      return 1;
+    FailureOr<func::FuncOp> gradFunc = api::gradientOf(*func, error);
+    if (failed(gradFunc))
+      return fail(error);
+    std::vector<rt::Tensor> cotangents;
+    if (failed(api::bindCotangents(*func, inputs, cotangentFiles, seed,
+                                   cotangents, error)))
+      return error.empty() ? 1 : fail(error);
+    if (checkGrad) {
+      double limit = tolerance.getNumOccurrences()
+                         ? double(tolerance)
+                         : api::kGradientCheckTolerance;
+      SmallVector<rt::Tensor> gradients;
+      if (failed(api::checkGradient(*func, *gradFunc, inputs, cotangents,
+                                    names, limit, console, gradients, error)))
+        return error.empty() ? 1 : fail(error);
+      return failed(api::writeResults(*gradFunc, gradients, outputFiles,
+                                      quiet, console, error))
+                 ? fail(error)
+                 : 0;
+    }
+    names = api::gradientArgumentNames(*func, names);
+    inputs.insert(inputs.end(), cotangents.begin(), cotangents.end());
+    func = gradFunc;
+  }
 
   api::KernelOptions kernelOptions;
   kernelOptions.compile.target = target;

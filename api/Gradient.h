@@ -1,0 +1,72 @@
+//===- Gradient.h - Gradients of spec functions, checked ------- -*- C++ -*-===//
+//
+// What attn-run --grad and attn-compile --grad do around --attn-grad: add
+// @f_grad to a spec, bind the cotangents dO of @f's results, and check the
+// reference gradient against central finite differences of the reference
+// forward (design §7). Codegen-free (AttnApiCore).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_API_GRADIENT_H
+#define ATTN_API_GRADIENT_H
+
+#include "api/Console.h"
+#include "api/SpecLoader.h"
+#include "runtime/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::attn::api {
+
+/// Runs --attn-grad on `spec`: every function @f gets @f_grad. Failures are
+/// reported as diagnostics at the op without a rule.
+LogicalResult addGradients(LoadedSpec &spec);
+
+/// The gradient function --attn-grad made for `func` (@<name>_grad).
+FailureOr<func::FuncOp> gradientOf(func::FuncOp func, std::string &error);
+
+/// The parameter names of @f_grad: f's argument names, then d<name> for
+/// each result of f (dresult0, dresult1, ...).
+std::vector<std::string> gradientArgumentNames(func::FuncOp func,
+                                               ArrayRef<std::string> argNames);
+
+/// One cotangent per result of `func`: `files[i]` (.npy) for result i when
+/// files are given (exactly one per result), else uniform [0, 1) values
+/// from `randomSeed` + (number of arguments) + i. A result with dynamic dims
+/// takes the shape the reference runtime gives it on `inputs`. A cotangent
+/// whose shape is not its result's is an error naming both.
+LogicalResult bindCotangents(func::FuncOp func,
+                             ArrayRef<::attn::runtime::Tensor> inputs,
+                             ArrayRef<std::string> files,
+                             std::optional<uint64_t> randomSeed,
+                             std::vector<::attn::runtime::Tensor> &cotangents,
+                             std::string &error);
+
+/// The largest relative error --check-grad accepts by default: the
+/// reference runs in f64, so central differences agree to about 1e-9.
+constexpr double kGradientCheckTolerance = 1e-6;
+
+/// attn-run --check-grad: evaluates `grad` (@f_grad) with the reference
+/// runtime on `inputs` + `cotangents` and compares each argument's gradient
+/// with central finite differences of L(x) = sum(dO * f(x)) in f64: element
+/// by element for arguments of at most kElementwiseLimit elements, else
+/// along kDirections random directions v (compared as <grad, v> against
+/// (L(x + h v) - L(x - h v)) / 2h). Prints one line per argument,
+///   check-grad: @f d<name> max rel err = X (N elements | K directions)
+/// with rel err = |fd - grad| / max |grad| (elementwise) or
+/// |fd - <grad, v>| / (|grad| |v|) (directions); fails when an error
+/// exceeds `tolerance`. The reference gradient is returned in `gradients`.
+LogicalResult checkGradient(func::FuncOp func, func::FuncOp grad,
+                            ArrayRef<::attn::runtime::Tensor> inputs,
+                            ArrayRef<::attn::runtime::Tensor> cotangents,
+                            ArrayRef<std::string> argNames, double tolerance,
+                            const Console &console,
+                            SmallVectorImpl<::attn::runtime::Tensor> &gradients,
+                            std::string &error);
+
+} // namespace mlir::attn::api
+
+#endif // ATTN_API_GRADIENT_H

@@ -1,0 +1,414 @@
+//===- Grad.cpp - --attn-grad ---------------------------------------------===//
+//
+// Reverse-mode differentiation of attn functions (design §7). For @f the
+// pass clones f into @f_grad, lowers the clone's attention ops to primitives
+// (the rewrites of the lowering passes), then walks the primitive ops
+// backwards and emits each one's adjoint rule as attn ops. The result is
+// ordinary attn IR: cost, reassociation, verification and codegen apply to
+// it unchanged. Passes.td states the signature; docs/training.md the rules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialect/AttnDialect.h"
+#include "dialect/AttnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNGRADPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+constexpr StringLiteral kNoGrad = "attn.no_grad";
+constexpr StringLiteral kGradientOf = "attn.gradient_of";
+
+/// E = rho_q(Q) (rho_k(K)^T V) in primitive ops, the context first (so the
+/// gradient stays linear in n). Scaling: Q (K^T V) / n, the count over the
+/// n rows of the result.
+struct LowerEfficient : OpRewritePattern<EfficientAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(EfficientAttentionOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    Value query = op.getQuery(), key = op.getKey();
+    int64_t queryRank = cast<RankedTensorType>(query.getType()).getRank();
+    int64_t keyRank = cast<RankedTensorType>(key.getType()).getRank();
+    bool softmax = op.getVariant() == EfficientVariant::softmax;
+    if (softmax) {
+      query = NormalizeOp::create(b, loc, NormKind::softmax, query,
+                                  queryRank - 1, llvm::APFloat(0.0));
+      key = NormalizeOp::create(b, loc, NormKind::softmax, key, keyRank - 2,
+                                llvm::APFloat(0.0));
+    }
+    Value context = MatmulOp::create(b, loc, key, op.getValue(),
+                                     /*transposeLhs=*/true,
+                                     /*transposeRhs=*/false);
+    Value result = MatmulOp::create(b, loc, query, context);
+    if (!softmax) {
+      int64_t rank = cast<RankedTensorType>(result.getType()).getRank();
+      result = NormalizeOp::create(b, loc, NormKind::count, result, rank - 2,
+                                   llvm::APFloat(0.0));
+    }
+    if (result.getType() != op.getType())
+      result = tensor::CastOp::create(b, loc, op.getType(), result);
+    b.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Builds the adjoints of one function's primitive body.
+class Differentiator {
+public:
+  Differentiator(OpBuilder &builder) : b(builder) {}
+
+  /// Adds `adjoint` to the adjoint of `value`.
+  void accumulate(Value value, Value adjoint) {
+    if (!adjoint)
+      return;
+    auto [it, inserted] = adjoints.try_emplace(value, adjoint);
+    if (!inserted)
+      it->second = AddOp::create(b, adjoint.getLoc(), it->second, adjoint);
+  }
+
+  Value adjointOf(Value value) const { return adjoints.lookup(value); }
+
+  /// Emits the adjoint rule of `op` given its result's adjoint.
+  LogicalResult differentiate(Operation *op);
+
+  /// Zeros with the shape of `like`.
+  Value zerosLike(Location loc, Value like);
+
+private:
+  Value neg(Location loc, Value x) {
+    return ScaleOp::create(b, loc, x, llvm::APFloat(-1.0));
+  }
+  /// `adjoint` summed down to the shape of the broadcast operand `operand`.
+  Value unbroadcast(Location loc, Value adjoint, Value operand) {
+    auto from = cast<RankedTensorType>(adjoint.getType());
+    auto to = cast<RankedTensorType>(operand.getType());
+    if (from.hasStaticShape() && from.getShape() == to.getShape())
+      return adjoint;
+    return UnbroadcastOp::create(b, loc, adjoint, operand);
+  }
+  void matmul(MatmulOp op, Value g);
+  void normalize(NormalizeOp op, Value g);
+  LogicalResult extractSlice(tensor::ExtractSliceOp op, Value g);
+
+  OpBuilder &b;
+  llvm::DenseMap<Value, Value> adjoints;
+};
+
+Value Differentiator::zerosLike(Location loc, Value like) {
+  auto type = cast<RankedTensorType>(like.getType());
+  SmallVector<int64_t> ones(std::max<int64_t>(type.getRank(), 1), 1);
+  auto zeroType = RankedTensorType::get(ones, type.getElementType());
+  Value zero = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(zeroType,
+                             FloatAttr::get(type.getElementType(), 0.0)));
+  return BroadcastOp::create(b, loc, zero, like);
+}
+
+/// C = op(A) op(B): dA and dB through the transposed products, then summed
+/// over broadcast leading dims.
+void Differentiator::matmul(MatmulOp op, Value g) {
+  Location loc = op.getLoc();
+  Value lhs = op.getLhs(), rhs = op.getRhs();
+  bool tl = op.getTransposeLhs(), tr = op.getTransposeRhs();
+  Value dLhs, dRhs;
+  if (!tl && !tr) { // C = A B
+    dLhs = MatmulOp::create(b, loc, g, rhs, false, true);
+    dRhs = MatmulOp::create(b, loc, lhs, g, true, false);
+  } else if (!tl && tr) { // C = A B^T
+    dLhs = MatmulOp::create(b, loc, g, rhs, false, false);
+    dRhs = MatmulOp::create(b, loc, g, lhs, true, false);
+  } else if (tl && !tr) { // C = A^T B
+    dLhs = MatmulOp::create(b, loc, rhs, g, false, true);
+    dRhs = MatmulOp::create(b, loc, lhs, g, false, false);
+  } else { // C = A^T B^T
+    dLhs = MatmulOp::create(b, loc, rhs, g, true, true);
+    dRhs = MatmulOp::create(b, loc, g, lhs, true, true);
+  }
+  accumulate(lhs, unbroadcast(loc, dLhs, lhs));
+  accumulate(rhs, unbroadcast(loc, dRhs, rhs));
+}
+
+/// y = normalize(x) along `dim`:
+///   softmax  dx = y (g - sum(g y))
+///   sum      dx = (g - sum(g y)) / (eps + sum(x))
+///   count    dx = g / length (a count of g)
+void Differentiator::normalize(NormalizeOp op, Value g) {
+  Location loc = op.getLoc();
+  Value x = op.getInput(), y = op.getResult();
+  int64_t dim = op.getDim();
+  auto centered = [&]() {
+    Value dot = ReduceSumOp::create(b, loc, MulOp::create(b, loc, g, y), dim);
+    return AddOp::create(b, loc, g, neg(loc, dot)).getResult();
+  };
+  switch (op.getKind()) {
+  case NormKind::softmax:
+    accumulate(x, MulOp::create(b, loc, y, centered()));
+    return;
+  case NormKind::sum: {
+    Value total = ReduceSumOp::create(b, loc, x, dim);
+    accumulate(x, DivOp::create(b, loc, centered(), total, op.getEps()));
+    return;
+  }
+  case NormKind::count:
+    accumulate(x, NormalizeOp::create(b, loc, NormKind::count, g, dim,
+                                      llvm::APFloat(0.0)));
+    return;
+  case NormKind::none:
+    accumulate(x, g);
+    return;
+  }
+}
+
+/// The slice's adjoint placed into zeros of the source's shape.
+LogicalResult Differentiator::extractSlice(tensor::ExtractSliceOp op,
+                                           Value g) {
+  if (!op.getOffsets().empty() || !op.getSizes().empty() ||
+      !op.getStrides().empty() ||
+      op.getType().getRank() != op.getSourceType().getRank())
+    return op.emitError("--attn-grad differentiates tensor.extract_slice "
+                        "with static offsets, sizes and strides and no "
+                        "rank reduction only");
+  Location loc = op.getLoc();
+  Value zeros = zerosLike(loc, op.getSource());
+  if (zeros.getType() != op.getSourceType())
+    zeros = tensor::CastOp::create(b, loc, op.getSourceType(), zeros);
+  Value placed = tensor::InsertSliceOp::create(
+      b, loc, g, zeros, ValueRange{}, ValueRange{}, ValueRange{},
+      op.getStaticOffsets(), op.getStaticSizes(), op.getStaticStrides());
+  accumulate(op.getSource(), placed);
+  return success();
+}
+
+LogicalResult Differentiator::differentiate(Operation *op) {
+  if (op->getNumResults() != 1)
+    return op->emitError("--attn-grad has no adjoint rule for '")
+           << op->getName() << "'";
+  Value g = adjointOf(op->getResult(0));
+  if (!g)
+    return success(); // the result does not reach any output
+  Location loc = op->getLoc();
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](MatmulOp op) {
+        matmul(op, g);
+        return success();
+      })
+      .Case([&](NormalizeOp op) {
+        normalize(op, g);
+        return success();
+      })
+      .Case([&](ScaleOp op) {
+        accumulate(op.getInput(), ScaleOp::create(b, loc, g, op.getFactor()));
+        return success();
+      })
+      .Case([&](FeatureMapOp op) {
+        if (op.getKind() == FeatureMap::identity)
+          accumulate(op.getInput(), g);
+        else
+          accumulate(op.getInput(), FeatureMapGradOp::create(
+                                        b, loc, op.getKind(), op.getInput(),
+                                        g));
+        return success();
+      })
+      .Case([&](PrefixSumOp op) {
+        accumulate(op.getInput(),
+                   PrefixSumOp::create(b, loc, g, op.getDim(),
+                                       op.getExclusive(), !op.getReverse()));
+        return success();
+      })
+      .Case([&](CausalMaskOp op) {
+        accumulate(op.getInput(),
+                   CausalMaskOp::create(b, loc, g, llvm::APFloat(0.0)));
+        return success();
+      })
+      .Case([&](AddOp op) {
+        accumulate(op.getLhs(), unbroadcast(loc, g, op.getLhs()));
+        accumulate(op.getRhs(), unbroadcast(loc, g, op.getRhs()));
+        return success();
+      })
+      .Case([&](MulOp op) {
+        Value lhs = op.getLhs(), rhs = op.getRhs();
+        accumulate(lhs, unbroadcast(loc, MulOp::create(b, loc, g, rhs), lhs));
+        accumulate(rhs, unbroadcast(loc, MulOp::create(b, loc, g, lhs), rhs));
+        return success();
+      })
+      .Case([&](DivOp op) {
+        // y = l / (r + eps): dl = g / (r + eps), dr = -g y / (r + eps).
+        Value lhs = op.getLhs(), rhs = op.getRhs();
+        Value dLhs = DivOp::create(b, loc, g, rhs, op.getEps());
+        Value gy = MulOp::create(b, loc, g, op.getResult());
+        Value dRhs = neg(loc, DivOp::create(b, loc, gy, rhs, op.getEps()));
+        accumulate(lhs, unbroadcast(loc, dLhs, lhs));
+        accumulate(rhs, unbroadcast(loc, dRhs, rhs));
+        return success();
+      })
+      .Case([&](ReduceSumOp op) {
+        accumulate(op.getInput(),
+                   BroadcastOp::create(b, loc, g, op.getInput()));
+        return success();
+      })
+      .Case([&](GatherPixelsOp op) {
+        // The pixels are integer-valued (a floor plus a corner offset): no
+        // gradient flows to them.
+        Value value = op.getValue();
+        Value scattered = ScatterPixelsOp::create(b, loc, g, op.getPixels(),
+                                                  op.getSpatialShapesAttr());
+        if (scattered.getType() != value.getType())
+          scattered = tensor::CastOp::create(b, loc, value.getType(),
+                                             scattered);
+        accumulate(value, scattered);
+        return success();
+      })
+      .Case<FloorOp, arith::ConstantOp>(
+          [](Operation *) { return success(); }) // piecewise constant
+      .Case([&](tensor::CastOp op) {
+        accumulate(op.getSource(), tensor::CastOp::create(
+                                       b, loc, op.getSource().getType(), g));
+        return success();
+      })
+      .Case([&](tensor::ExpandShapeOp op) {
+        accumulate(op.getSrc(),
+                   tensor::CollapseShapeOp::create(
+                       b, loc, op.getSrcType(), g,
+                       op.getReassociationIndices()));
+        return success();
+      })
+      .Case([&](tensor::CollapseShapeOp op) {
+        accumulate(op.getSrc(),
+                   tensor::ExpandShapeOp::create(
+                       b, loc, op.getSrcType(), g,
+                       op.getReassociationIndices()));
+        return success();
+      })
+      .Case([&](tensor::ExtractSliceOp op) { return extractSlice(op, g); })
+      .Default([&](Operation *op) {
+        InFlightDiagnostic diag =
+            op->emitError("--attn-grad has no adjoint rule for '")
+            << op->getName() << "'";
+        if (isa<DeformableAttentionOp, BilinearGatherOp>(op))
+          diag << " with dynamic sizes (its primitive form needs static "
+                  "shapes)";
+        else if (op->getNumRegions())
+          diag << " (run --attn-grad before --attn-reassociate)";
+        return diag;
+      });
+}
+
+/// Whether `type` is a ranked float tensor (what the rules handle).
+bool isFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
+/// Adds @f_grad next to `f`.
+LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols) {
+  std::string name = (f.getSymName() + "_grad").str();
+  if (symbols.lookup(name))
+    return f.emitError("--attn-grad: @")
+           << name << " already exists (rename it, or mark @"
+           << f.getSymName() << " as a gradient with `" << kGradientOf << "`)";
+  if (!f.getBody().hasOneBlock())
+    return f.emitError("--attn-grad differentiates single-block functions "
+                       "only");
+  for (Type type : f.getFunctionType().getInputs())
+    if (!isFloatTensor(type))
+      return f.emitError("--attn-grad: argument of type ")
+             << type << " is not a ranked float tensor";
+  for (Type type : f.getFunctionType().getResults())
+    if (!isFloatTensor(type))
+      return f.emitError("--attn-grad: result of type ")
+             << type << " is not a ranked float tensor";
+
+  MLIRContext *context = f.getContext();
+  func::FuncOp grad = f.clone();
+  grad.setSymName(name);
+  grad.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
+  grad.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+  grad->setAttr(kGradientOf, FlatSymbolRefAttr::get(f.getSymNameAttr()));
+  symbols.insert(grad, std::next(Block::iterator(f)));
+
+  // The forward in primitive form: every rule below is for a primitive.
+  RewritePatternSet patterns(context);
+  populateLowerDoubleNormPatterns(patterns, /*singleSteps=*/true);
+  populateLowerDeformablePatterns(patterns, /*bilinearGather=*/true);
+  patterns.add<LowerEfficient>(context);
+  walkAndApplyPatterns(grad, std::move(patterns));
+
+  Block &body = grad.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  OpBuilder b(ret);
+  Differentiator differentiator(b);
+  SmallVector<Type> inputs(f.getFunctionType().getInputs());
+  for (auto [index, result] : llvm::enumerate(ret.getOperands())) {
+    BlockArgument cotangent = body.addArgument(result.getType(), f.getLoc());
+    inputs.push_back(result.getType());
+    differentiator.accumulate(result, cotangent);
+  }
+  SmallVector<Operation *> forward;
+  for (Operation &op : body.without_terminator())
+    forward.push_back(&op);
+  for (Operation *op : llvm::reverse(forward))
+    if (failed(differentiator.differentiate(op)))
+      return failure();
+
+  SmallVector<Value> gradients;
+  SmallVector<Type> results;
+  for (BlockArgument arg : f.getArguments()) {
+    if (f.getArgAttr(arg.getArgNumber(), kNoGrad))
+      continue;
+    BlockArgument primal = body.getArgument(arg.getArgNumber());
+    Value gradient = differentiator.adjointOf(primal);
+    if (!gradient)
+      gradient = differentiator.zerosLike(f.getLoc(), primal);
+    if (gradient.getType() != primal.getType())
+      gradient =
+          tensor::CastOp::create(b, f.getLoc(), primal.getType(), gradient);
+    gradients.push_back(gradient);
+    results.push_back(primal.getType());
+  }
+  func::ReturnOp::create(b, ret.getLoc(), gradients);
+  ret.erase();
+  grad.setFunctionType(FunctionType::get(context, inputs, results));
+
+  // The forward ops whose values no adjoint reads are dead.
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      op->erase();
+  return success();
+}
+
+struct AttnGradPass : mlir::attn::impl::AttnGradPassBase<AttnGradPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<func::FuncOp> funcs;
+    for (auto f : module.getOps<func::FuncOp>())
+      if (!f.isExternal() && !f->hasAttr(kGradientOf))
+        funcs.push_back(f);
+    for (func::FuncOp f : funcs)
+      if (failed(buildGradient(f, symbols)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
