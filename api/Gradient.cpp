@@ -107,17 +107,25 @@ LogicalResult mlir::attn::api::bindCotangents(
 
 namespace {
 
-/// L(x) = sum over results of sum(dO * f(x)), evaluated in f64.
-FailureOr<double> weightedOutput(func::FuncOp func,
-                                 ArrayRef<rt::Tensor> inputs,
-                                 ArrayRef<rt::Tensor> cotangents) {
+/// The reference results of `func` at `inputs`.
+FailureOr<SmallVector<rt::Tensor>> forward(func::FuncOp func,
+                                           ArrayRef<rt::Tensor> inputs) {
   SmallVector<rt::Tensor> results;
   if (failed(evaluateWithReference(func, inputs, results)))
     return failure();
+  return results;
+}
+
+/// sum(dO * (plus - minus)): the results are subtracted before they are
+/// weighted, so the parts of f that do not move cancel exactly instead of
+/// leaving their rounding in the difference.
+double weightedDifference(ArrayRef<rt::Tensor> plus,
+                          ArrayRef<rt::Tensor> minus,
+                          ArrayRef<rt::Tensor> cotangents) {
   double total = 0.0;
-  for (auto [result, cotangent] : llvm::zip_equal(results, cotangents))
-    for (auto [value, weight] : llvm::zip_equal(result.data, cotangent.data))
-      total += weight * value;
+  for (auto [p, m, dO] : llvm::zip_equal(plus, minus, cotangents))
+    for (size_t i = 0; i < dO.data.size(); ++i)
+      total += dO.data[i] * (p.data[i] - m.data[i]);
   return total;
 }
 
@@ -139,20 +147,64 @@ LogicalResult mlir::attn::api::checkGradient(
     return failure();
   std::string fname = "@" + func.getSymName().str();
   std::vector<rt::Tensor> point(inputs.begin(), inputs.end());
-  // L at x + h v and x - h v, for argument `arg` moved along `direction`.
+  // (L(x + h v) - L(x - h v)) / 2h for argument `arg` moved by `move`.
   auto centralDifference = [&](unsigned arg, double h,
                                auto &&move) -> FailureOr<double> {
     std::vector<double> saved = point[arg].data;
     move(point[arg].data, +h);
-    FailureOr<double> plus = weightedOutput(func, point, cotangents);
+    FailureOr<SmallVector<rt::Tensor>> plus = forward(func, point);
     point[arg].data = saved;
     move(point[arg].data, -h);
-    FailureOr<double> minus = weightedOutput(func, point, cotangents);
+    FailureOr<SmallVector<rt::Tensor>> minus = forward(func, point);
     point[arg].data = std::move(saved);
     if (failed(plus) || failed(minus))
       return failure();
-    return (*plus - *minus) / (2.0 * h);
+    return weightedDifference(*plus, *minus, cotangents) / (2.0 * h);
   };
+  // Ridders' extrapolation of central differences to h -> 0: softmax
+  // attention with large scores curves fast enough that one step size
+  // either truncates or rounds above 1e-6.
+  auto derivative = [&](unsigned arg, double h0,
+                        auto &&move) -> FailureOr<double> {
+    constexpr int kTable = 8;
+    constexpr double kShrink = 1.4, kShrink2 = kShrink * kShrink;
+    double table[kTable][kTable];
+    double h = h0, best = 0.0, bestError = INFINITY;
+    for (int i = 0; i < kTable; ++i, h /= kShrink) {
+      FailureOr<double> estimate = centralDifference(arg, h, move);
+      if (failed(estimate))
+        return failure();
+      table[0][i] = *estimate;
+      if (i == 0) {
+        best = *estimate;
+        continue;
+      }
+      double factor = kShrink2;
+      for (int j = 1; j <= i; ++j, factor *= kShrink2) {
+        table[j][i] =
+            (table[j - 1][i] * factor - table[j - 1][i - 1]) / (factor - 1);
+        double error = std::max(std::fabs(table[j][i] - table[j - 1][i]),
+                                std::fabs(table[j][i] - table[j - 1][i - 1]));
+        if (error <= bestError) {
+          bestError = error;
+          best = table[j][i];
+        }
+      }
+      // Higher orders got worse by a margin: rounding has taken over.
+      if (std::fabs(table[i][i] - table[i - 1][i - 1]) >= 2.0 * bestError)
+        break;
+    }
+    return best;
+  };
+  // Errors are relative to the argument's gradient, but never to less than
+  // kFloor times the largest gradient entry of any argument: behind a
+  // saturated softmax an argument gets ~1e-18 of gradient, all rounding.
+  constexpr double kFloor = 1e-9;
+  double largest = 0.0;
+  for (const rt::Tensor &gradient : gradients)
+    for (double value : gradient.data)
+      largest = std::max(largest, std::fabs(value));
+  double floor = kFloor * largest;
   bool passed = true;
   unsigned gradIndex = 0;
   std::mt19937_64 generator(12345);
@@ -165,22 +217,22 @@ LogicalResult mlir::attn::api::checkGradient(
       scale = std::max(scale, std::fabs(value));
     for (double value : analytic.data)
       gradMax = std::max(gradMax, std::fabs(value));
-    // Truncation error ~ h^2, rounding ~ 1e-16 / h: h = 1e-5 balances both
-    // well below 1e-6 for inputs of order 1.
-    double h = 1e-5 * scale;
+    // The first step of the extrapolation, relative to the inputs' scale.
+    double h = 1e-3 * scale;
     double worst = 0.0;
     int64_t count = inputs[arg].numElements();
     bool elementwise = count <= kElementwiseLimit;
     if (elementwise) {
       double maxDiff = 0.0;
       for (int64_t i = 0; i < count; ++i) {
-        FailureOr<double> fd = centralDifference(
+        FailureOr<double> fd = derivative(
             arg, h, [&](std::vector<double> &x, double step) { x[i] += step; });
         if (failed(fd))
           return failure();
         maxDiff = std::max(maxDiff, std::fabs(*fd - analytic.data[i]));
       }
-      worst = gradMax > 0.0 ? maxDiff / gradMax : maxDiff;
+      double denominator = std::max(gradMax, floor);
+      worst = denominator > 0.0 ? maxDiff / denominator : maxDiff;
     } else {
       std::uniform_real_distribution<double> uniform(-1.0, 1.0);
       for (int d = 0; d < kDirections; ++d) {
@@ -192,14 +244,14 @@ LogicalResult mlir::attn::api::checkGradient(
           gradNorm += analytic.data[i] * analytic.data[i];
           dirNorm += direction[i] * direction[i];
         }
-        FailureOr<double> fd = centralDifference(
+        FailureOr<double> fd = derivative(
             arg, h, [&](std::vector<double> &x, double step) {
               for (int64_t i = 0; i < count; ++i)
                 x[i] += step * direction[i];
             });
         if (failed(fd))
           return failure();
-        double norm = std::sqrt(gradNorm * dirNorm);
+        double norm = std::max(std::sqrt(gradNorm), floor) * std::sqrt(dirNorm);
         double diff = std::fabs(*fd - dot);
         worst = std::max(worst, norm > 0.0 ? diff / norm : diff);
       }

@@ -57,7 +57,10 @@ constexpr double kGradientCheckTolerance = 1e-6;
 /// (L(x + h v) - L(x - h v)) / 2h). Prints one line per argument,
 ///   check-grad: @f d<name> max rel err = X (N elements | K directions)
 /// with rel err = |fd - grad| / max |grad| (elementwise) or
-/// |fd - <grad, v>| / (|grad| |v|) (directions); fails when an error
+/// |fd - <grad, v>| / (|grad| |v|) (directions), where max |grad| and |grad|
+/// are at least 1e-9 times the largest gradient entry of any argument (an
+/// argument behind a saturated softmax gets only rounding-sized gradient);
+/// the differences are Ridders-extrapolated to h -> 0. Fails when an error
 /// exceeds `tolerance`. The reference gradient is returned in `gradients`.
 LogicalResult checkGradient(func::FuncOp func, func::FuncOp grad,
                             ArrayRef<::attn::runtime::Tensor> inputs,
