@@ -2,6 +2,8 @@
 
 #include "api/Compile.h"
 
+#include "api/Gradient.h"
+
 #include "api/GpuReport.h"
 #include "codegen/ShapeThresholds.h"
 
@@ -115,6 +117,22 @@ LogicalResult mlir::attn::api::compileSpec(LoadedSpec &spec, StringRef specPath,
   std::map<std::string, std::vector<std::string>> argNames;
   for (auto func : spec.module->getOps<func::FuncOp>())
     argNames[func.getSymName().str()] = argumentNames(spec.parserState, func);
+  std::vector<std::string> funcNames = options.funcNames;
+  if (options.grad) {
+    SmallVector<func::FuncOp> forward(spec.module->getOps<func::FuncOp>());
+    if (failed(addGradients(spec)))
+      return failure();
+    for (func::FuncOp func : forward) {
+      FailureOr<func::FuncOp> grad = gradientOf(func, error);
+      if (failed(grad))
+        continue; // external: nothing to differentiate
+      argNames[grad->getSymName().str()] =
+          gradientArgumentNames(func, argNames[func.getSymName().str()]);
+      if (llvm::is_contained(options.funcNames, func.getSymName()))
+        funcNames.push_back(grad->getSymName().str());
+    }
+    error.clear();
+  }
 
   if (options.runPipeline) {
     std::string message;
@@ -126,7 +144,7 @@ LogicalResult mlir::attn::api::compileSpec(LoadedSpec &spec, StringRef specPath,
     }
   }
   FailureOr<SmallVector<func::FuncOp>> funcs =
-      selectFunctions(*spec.module, options.funcNames, specPath, error);
+      selectFunctions(*spec.module, funcNames, specPath, error);
   if (failed(funcs) || failed(createDirectories(options.outputDir, error)))
     return failure();
 

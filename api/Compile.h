@@ -63,6 +63,8 @@ struct CompileSpecOptions {
   /// A remark per attention op: its schedule form and why
   /// (codegen::CompileOptions::remarkSchedule).
   bool remarkSchedule = false;
+  /// Also compile @f_grad (--attn-grad) of every compiled function @f.
+  bool grad = false;
 };
 
 /// Compiles the functions of `spec` (read from `specPath`, which error

@@ -152,6 +152,14 @@ static cl::opt<bool> printThresholds(
              "exit; takes no SPEC and no -o (test/sweep reads it)"),
     cl::cat(compileCategory));
 
+static cl::opt<bool> grad(
+    "grad",
+    cl::desc("Also compile the gradient of each function: @f_grad from "
+             "--attn-grad, written as DIR/f_grad.a and DIR/f_grad.h; its "
+             "arguments are f's, then one cotangent dO per result of f; its "
+             "results are the gradients of f's arguments (docs/training.md)"),
+    cl::cat(compileCategory));
+
 static const api::Console console{"attn-compile"};
 
 static int fail(const std::string &error) { return console.fail(error); }
@@ -231,6 +239,7 @@ int main(int argc, char **argv) {
   options.writeRuntime = !noRuntime;
   options.report = report;
   options.remarkSchedule = remarkSchedule;
+  options.grad = grad;
   options.ptxas = ptxasOption;
   options.reportGpu = reportArch;
   options.schedule.params = scheduleParams;

@@ -1,0 +1,50 @@
+// RUN: attn-opt %s -split-input-file --attn-grad -verify-diagnostics
+//
+// What --attn-grad refuses, each with an error at the cause.
+
+// expected-error @below {{--attn-grad: @f_grad already exists (rename it, or mark @f as a gradient with `attn.gradient_of`)}}
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+func.func @f_grad(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @below {{--attn-grad: argument of type 'index' is not a ranked float tensor}}
+func.func @index_argument(%n: index, %x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @below {{--attn-grad: result of type 'index' is not a ranked float tensor}}
+func.func @index_result(%x: tensor<?xf32>) -> index {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?xf32>
+  return %n : index
+}
+
+// -----
+
+// --attn-reassociate's run-time choice has no adjoint: differentiate first.
+func.func @region_op(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %c = arith.constant true
+  // expected-error @below {{--attn-grad has no adjoint rule for 'scf.if' (run --attn-grad before --attn-reassociate)}}
+  %r = scf.if %c -> tensor<4x4xf32> {
+    scf.yield %x : tensor<4x4xf32>
+  } else {
+    scf.yield %y : tensor<4x4xf32>
+  }
+  return %r : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @dynamic_deformable(%value: tensor<1x30x2x4xf32>, %loc: tensor<1x?x2x2x2x2xf32>, %w: tensor<1x?x2x2x2xf32>) -> tensor<1x?x8xf32> {
+  // expected-error @below {{--attn-grad has no adjoint rule for 'attn.deformable' with dynamic sizes (its primitive form needs static shapes)}}
+  %o = attn.deformable %value, %loc, %w levels [4x5, 2x5]
+      : tensor<1x30x2x4xf32>, tensor<1x?x2x2x2x2xf32>, tensor<1x?x2x2x2xf32> -> tensor<1x?x8xf32>
+  return %o : tensor<1x?x8xf32>
+}
