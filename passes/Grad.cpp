@@ -67,6 +67,24 @@ struct LowerEfficient : OpRewritePattern<EfficientAttentionOp> {
   }
 };
 
+/// Attention whose gradient --attn-grad writes as attention ops again
+/// (Differentiator::linearAttention): no mask, not causal, and one step
+/// that is `none`, `count over keys` or `sum over keys` (or no step). These
+/// gradients are products through the same scores, so --attn-reassociate
+/// makes them linear in n as it does the forward.
+bool hasLinearGradient(DotProductAttentionOp op) {
+  if (op.getMask() || op.getCausal())
+    return false;
+  SmallVector<NormStepAttr> steps;
+  for (Attribute attr : op.getNorm())
+    if (cast<NormStepAttr>(attr).getKind() != NormKind::none)
+      steps.push_back(cast<NormStepAttr>(attr));
+  if (steps.empty())
+    return true;
+  return steps.size() == 1 && steps[0].getAxis() == NormAxis::keys &&
+         steps[0].getKind() != NormKind::softmax;
+}
+
 /// Builds the adjoints of one function's primitive body.
 class Differentiator {
 public:
@@ -102,6 +120,7 @@ private:
     return UnbroadcastOp::create(b, loc, adjoint, operand);
   }
   void matmul(MatmulOp op, Value g);
+  void linearAttention(DotProductAttentionOp op, Value g);
   void normalize(NormalizeOp op, Value g);
   LogicalResult extractSlice(tensor::ExtractSliceOp op, Value g);
 
@@ -142,6 +161,96 @@ void Differentiator::matmul(MatmulOp op, Value g) {
   }
   accumulate(lhs, unbroadcast(loc, dLhs, lhs));
   accumulate(rhs, unbroadcast(loc, dRhs, rhs));
+}
+
+/// O = rho(A) V with A = scale phi(Q) phi(K)^T and rho a constant factor
+/// (none, count over keys) or a row sum (sum over keys). Each gradient is an
+/// attention op over the transposed roles, so it reassociates like the
+/// forward (design §7):
+///   constant c:  dphiQ = c scale dO V^T phiK   (attention dO, V, phiK)
+///                dphiK = c scale V dO^T phiQ   (attention V, dO, phiQ)
+///                dV    = c scale phiK phiQ^T dO (attention phiK, phiQ, dO)
+///     where the count over keys (m) becomes a count over queries when the
+///     keys play the queries;
+///   sum:  O = N / (z + eps), N = A V, z = A 1 = scale phiQ (phiK^T 1):
+///         dN = dO / (z + eps), dz = -rowsum(dO O) / (z + eps),
+///         dA = dN V^T + dz 1^T, so dphiQ = scale (dN V^T phiK + dz ksum),
+///         dphiK = scale (V dN^T phiQ + 1 dz^T phiQ), dV = A^T dN,
+///     with ksum = phiK^T 1 (1 x dk).
+void Differentiator::linearAttention(DotProductAttentionOp op, Value g) {
+  Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
+  FeatureMap map = op.getFeatureMap();
+  llvm::APFloat scale = op.getScale();
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  Value phiQ = map == FeatureMap::identity
+                   ? q
+                   : FeatureMapOp::create(b, loc, map, q).getResult();
+  Value phiK = map == FeatureMap::identity
+                   ? k
+                   : FeatureMapOp::create(b, loc, map, k).getResult();
+  auto step = [&](NormKind kind, NormAxis axis, double eps = 0.0) {
+    return NormStepAttr::get(context, kind, axis, llvm::APFloat(eps));
+  };
+  std::optional<NormStepAttr> sum;
+  SmallVector<Attribute> rowList, columnList;
+  for (Attribute attr : op.getNorm()) {
+    auto normStep = cast<NormStepAttr>(attr);
+    if (normStep.getKind() == NormKind::sum) {
+      sum = normStep;
+      continue;
+    }
+    rowList.push_back(normStep);
+    // Keys become the rows of dphiK and dV: a count over keys (divide by
+    // m) becomes a count over their queries.
+    columnList.push_back(normStep.getKind() == NormKind::count
+                             ? step(NormKind::count, NormAxis::queries)
+                             : normStep);
+  }
+  if (rowList.empty()) {
+    rowList.push_back(step(NormKind::none, NormAxis::keys));
+    columnList.push_back(step(NormKind::none, NormAxis::keys));
+  }
+  ArrayAttr rows = ArrayAttr::get(context, rowList);
+  ArrayAttr columns = ArrayAttr::get(context, columnList);
+  auto attention = [&](Value query, Value key, Value value, ArrayAttr norm) {
+    return DotProductAttentionOp::create(b, loc, query, key, value, Value(),
+                                         norm, scale)
+        .getResult();
+  };
+  Value dPhiQ, dPhiK, dV;
+  if (!sum) {
+    dPhiQ = attention(g, v, phiK, rows);
+    dPhiK = attention(v, g, phiQ, columns);
+    dV = attention(phiK, phiQ, g, columns);
+  } else {
+    llvm::APFloat eps = sum->getEps();
+    int64_t keyRank = cast<RankedTensorType>(phiK.getType()).getRank();
+    int64_t rank = cast<RankedTensorType>(g.getType()).getRank();
+    Value keySum = ReduceSumOp::create(b, loc, phiK, keyRank - 2);
+    Value rowSum = ScaleOp::create(
+        b, loc, MatmulOp::create(b, loc, phiQ, keySum, false, true), scale);
+    Value dN = DivOp::create(b, loc, g, rowSum, eps);
+    Value gO = ReduceSumOp::create(
+        b, loc, MulOp::create(b, loc, g, op.getResult()), rank - 1);
+    Value dZ = neg(loc, DivOp::create(b, loc, gO, rowSum, eps));
+    Value rowTerm = ScaleOp::create(b, loc, MulOp::create(b, loc, dZ, keySum),
+                                    scale);
+    Value columnTerm = ScaleOp::create(
+        b, loc, MatmulOp::create(b, loc, dZ, phiQ, true, false), scale);
+    dPhiQ = AddOp::create(b, loc, attention(dN, v, phiK, rows), rowTerm);
+    dPhiK =
+        AddOp::create(b, loc, attention(v, dN, phiQ, rows), columnTerm);
+    dV = attention(phiK, phiQ, dN, rows);
+  }
+  auto throughMap = [&](Value x, Value dPhi) -> Value {
+    if (map == FeatureMap::identity)
+      return dPhi;
+    return FeatureMapGradOp::create(b, loc, map, x, dPhi);
+  };
+  accumulate(q, unbroadcast(loc, throughMap(q, dPhiQ), q));
+  accumulate(k, unbroadcast(loc, throughMap(k, dPhiK), k));
+  accumulate(v, unbroadcast(loc, dV, v));
 }
 
 /// y = normalize(x) along `dim`:
@@ -210,6 +319,13 @@ LogicalResult Differentiator::differentiate(Operation *op) {
       })
       .Case([&](NormalizeOp op) {
         normalize(op, g);
+        return success();
+      })
+      .Case([&](DotProductAttentionOp op) -> LogicalResult {
+        if (!hasLinearGradient(op))
+          return op.emitError("--attn-grad: this attention should have been "
+                              "lowered to primitives");
+        linearAttention(op, g);
         return success();
       })
       .Case([&](ScaleOp op) {
@@ -344,7 +460,9 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols) {
 
   // The forward in primitive form: every rule below is for a primitive.
   RewritePatternSet patterns(context);
-  populateLowerDoubleNormPatterns(patterns, /*singleSteps=*/true);
+  populateLowerDoubleNormPatterns(patterns, [](DotProductAttentionOp op) {
+    return !hasLinearGradient(op);
+  });
   populateLowerDeformablePatterns(patterns, /*bilinearGather=*/true);
   patterns.add<LowerEfficient>(context);
   walkAndApplyPatterns(grad, std::move(patterns));

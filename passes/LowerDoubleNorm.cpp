@@ -97,10 +97,11 @@ SmallVector<NormStepAttr> effectiveSteps(ArrayAttr norm) {
 }
 
 struct LowerDotProduct : OpRewritePattern<DotProductAttentionOp> {
-  LowerDotProduct(MLIRContext *context, bool singleSteps)
-      : OpRewritePattern(context), singleSteps(singleSteps) {}
-  /// Also lower attention with one step over keys (or none).
-  bool singleSteps;
+  LowerDotProduct(MLIRContext *context,
+                  std::function<bool(DotProductAttentionOp)> lowerAlso)
+      : OpRewritePattern(context), lowerAlso(std::move(lowerAlso)) {}
+  /// Which ops with one step over keys (or none) to lower too.
+  std::function<bool(DotProductAttentionOp)> lowerAlso;
 
   LogicalResult matchAndRewrite(DotProductAttentionOp op,
                                 PatternRewriter &rewriter) const override {
@@ -113,7 +114,7 @@ struct LowerDotProduct : OpRewritePattern<DotProductAttentionOp> {
     spec.scale = op.getScale().convertToDouble();
     spec.featureMap = op.getFeatureMap();
     spec.causal = op.getCausal();
-    std::string whyNot = singleSteps ? "" : whyNotLowered(spec);
+    std::string whyNot = lowerAlso && lowerAlso(op) ? "" : whyNotLowered(spec);
     if (!whyNot.empty())
       return rewriter.notifyMatchFailure(op, whyNot);
     rewriter.replaceOp(op, buildLowered(rewriter, op.getLoc(), spec,
@@ -149,7 +150,7 @@ struct AttnLowerDoubleNormPass
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateLowerDoubleNormPatterns(patterns, /*singleSteps=*/false);
+    populateLowerDoubleNormPatterns(patterns);
     // One sweep: the lowered ops are primitives that no pattern matches,
     // and unlike the greedy driver the walk neither folds nor erases the
     // ops it does not lower (they stay as written).
@@ -159,8 +160,9 @@ struct AttnLowerDoubleNormPass
 
 } // namespace
 
-void mlir::attn::populateLowerDoubleNormPatterns(RewritePatternSet &patterns,
-                                                 bool singleSteps) {
-  patterns.add<LowerDotProduct>(patterns.getContext(), singleSteps);
+void mlir::attn::populateLowerDoubleNormPatterns(
+    RewritePatternSet &patterns,
+    std::function<bool(DotProductAttentionOp)> lowerAlso) {
+  patterns.add<LowerDotProduct>(patterns.getContext(), std::move(lowerAlso));
   patterns.add<LowerExternal>(patterns.getContext());
 }

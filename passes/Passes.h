@@ -3,12 +3,16 @@
 #ifndef ATTN_PASSES_PASSES_H
 #define ATTN_PASSES_PASSES_H
 
+#include "dialect/AttnOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
+
+#include <functional>
 
 namespace mlir::attn {
 
@@ -18,11 +22,12 @@ namespace mlir::attn {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
-/// The rewrites of --attn-lower-double-norm; with `singleSteps`, attention
-/// with a single step over keys (or none) is lowered too (--attn-grad needs
-/// every op primitive).
-void populateLowerDoubleNormPatterns(RewritePatternSet &patterns,
-                                     bool singleSteps);
+/// The rewrites of --attn-lower-double-norm; attention with a single step
+/// over keys (or none) is lowered too where `lowerAlso` says so (--attn-grad
+/// lowers what it has no attention-level rule for).
+void populateLowerDoubleNormPatterns(
+    RewritePatternSet &patterns,
+    std::function<bool(DotProductAttentionOp)> lowerAlso = nullptr);
 
 /// The rewrite of --attn-lower-deformable; with `bilinearGather`,
 /// attn.bilinear_gather becomes its corner gathers too (for --attn-grad).

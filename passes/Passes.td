@@ -156,7 +156,12 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
     its `attn.broadcast`, a feature map `attn.feature_map_grad`, a prefix
     sum the reverse (suffix) sum, a causal mask a causal mask of 0, a pixel
     gather `attn.scatter_pixels`, and reshapes and slices their inverses.
-    Floors and constants pass no gradient. Every pass and code generator
+    Floors and constants pass no gradient. Attention with no mask, no
+    causal flag and one `none`, `count over keys` or `sum over keys` step
+    is not lowered: its gradient is written as attention ops over the
+    transposed roles (dQ from dO, V, phi(K); dK from V, dO, phi(Q); dV from
+    phi(K), phi(Q), dO), which --attn-reassociate makes linear in n as it
+    does the forward. Every pass and code generator
     applies to the result; dead forward ops are removed. Ops without a rule
     (`scf.if` from --attn-reassociate, deformable attention with dynamic
     sizes) are errors naming the op. See docs/training.md.
