@@ -1,10 +1,13 @@
-# attn_add_kernel(NAME <target> SPEC <spec.mlir> FUNC <func> [TARGET <halide>])
+# attn_add_kernel(NAME <target> SPEC <spec.mlir> FUNC <func> [TARGET <halide>]
+#                 [GRAD])
 #
 # Compiles func.func @<func> of <spec.mlir> with attn-compile at build time
 # and makes <target> a static library to link: it carries the include
 # directory of <func>.h and links the Halide runtime for <halide> (one
 # shared runtime library per Halide target, however many kernels an app
-# has). TARGET defaults to "host".
+# has). TARGET defaults to "host". With GRAD, the gradient @<func>_grad
+# (attn-compile --grad, docs/training.md) is compiled too and <target>
+# carries <func>_grad.a and <func>_grad.h as well.
 #
 #   attn_add_kernel(NAME my_attention SPEC attention.mlir FUNC attention)
 #   target_link_libraries(my_app PRIVATE my_attention)
@@ -36,7 +39,7 @@ function(attn_add_runtime out_target halide_target)
 endfunction()
 
 function(attn_add_kernel)
-  cmake_parse_arguments(ARG "" "NAME;SPEC;FUNC;TARGET" "" ${ARGN})
+  cmake_parse_arguments(ARG "GRAD" "NAME;SPEC;FUNC;TARGET" "" ${ARGN})
   foreach(required NAME SPEC FUNC)
     if(NOT ARG_${required})
       message(FATAL_ERROR "attn_add_kernel: ${required} is required")
@@ -48,20 +51,29 @@ function(attn_add_kernel)
   get_filename_component(spec "${ARG_SPEC}" ABSOLUTE)
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/attn_kernels/${ARG_NAME}")
   file(MAKE_DIRECTORY "${dir}")
+  set(outputs "${dir}/${ARG_FUNC}.a" "${dir}/${ARG_FUNC}.h")
+  set(grad_flag)
+  if(ARG_GRAD)
+    list(APPEND outputs "${dir}/${ARG_FUNC}_grad.a" "${dir}/${ARG_FUNC}_grad.h")
+    set(grad_flag --grad)
+  endif()
   add_custom_command(
-    OUTPUT "${dir}/${ARG_FUNC}.a" "${dir}/${ARG_FUNC}.h"
+    OUTPUT ${outputs}
     COMMAND attn-compile "${spec}" -o "${dir}" --func ${ARG_FUNC}
-            --target ${ARG_TARGET} --no-runtime
+            --target ${ARG_TARGET} --no-runtime ${grad_flag}
     DEPENDS attn-compile "${spec}"
     COMMENT "attn-compile: @${ARG_FUNC} of ${ARG_SPEC} for ${ARG_TARGET}"
     VERBATIM)
-  add_custom_target(${ARG_NAME}_generate
-    DEPENDS "${dir}/${ARG_FUNC}.a" "${dir}/${ARG_FUNC}.h")
+  add_custom_target(${ARG_NAME}_generate DEPENDS ${outputs})
   attn_add_runtime(runtime ${ARG_TARGET})
   add_library(${ARG_NAME} STATIC IMPORTED GLOBAL)
   set_target_properties(${ARG_NAME} PROPERTIES
     IMPORTED_LOCATION "${dir}/${ARG_FUNC}.a"
     INTERFACE_INCLUDE_DIRECTORIES "${dir}")
-  target_link_libraries(${ARG_NAME} INTERFACE ${runtime})
+  set(links ${runtime})
+  if(ARG_GRAD)
+    set(links "${dir}/${ARG_FUNC}_grad.a" ${runtime})
+  endif()
+  target_link_libraries(${ARG_NAME} INTERFACE ${links})
   add_dependencies(${ARG_NAME} ${ARG_NAME}_generate)
 endfunction()
