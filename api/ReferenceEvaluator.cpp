@@ -326,7 +326,7 @@ LogicalResult Interpreter::tensorStep(Operation *op) {
       .Case([&](PrefixSumOp op) {
         return call(op, result, [&](rt::Tensor &out) {
           return rt::prefixSum(get(op.getInput()), op.getDim(), out,
-                               op.getExclusive());
+                               op.getExclusive(), op.getReverse());
         });
       })
       .Case([&](MulOp op) {
@@ -380,6 +380,31 @@ LogicalResult Interpreter::tensorStep(Operation *op) {
                                   toRuntimeLevels(op.getSpatialShapes()), out);
         });
       })
+      .Case([&](FeatureMapGradOp op) {
+        return call(op, result, [&](rt::Tensor &out) {
+          return rt::featureMapGrad(get(op.getInput()), get(op.getCotangent()),
+                                    toRuntime(op.getKind()), out);
+        });
+      })
+      .Case([&](BroadcastOp op) {
+        // Only the shape of `like` is read.
+        return call(op, result, [&](rt::Tensor &out) {
+          return rt::broadcastLike(get(op.getInput()), get(op.getLike()).shape,
+                                   out);
+        });
+      })
+      .Case([&](UnbroadcastOp op) {
+        return call(op, result, [&](rt::Tensor &out) {
+          return rt::unbroadcast(get(op.getInput()), get(op.getLike()).shape,
+                                 out);
+        });
+      })
+      .Case([&](ScatterPixelsOp op) {
+        return call(op, result, [&](rt::Tensor &out) {
+          return rt::scatterPixels(get(op.getCotangent()), get(op.getPixels()),
+                                   toRuntimeLevels(op.getSpatialShapes()), out);
+        });
+      })
       .Case([&](tensor::ExtractSliceOp op) -> LogicalResult {
         if (!op.getOffsets().empty() || !op.getSizes().empty() ||
             !op.getStrides().empty())
@@ -396,6 +421,24 @@ LogicalResult Interpreter::tensorStep(Operation *op) {
                            toVector(op.getStaticOffsets()),
                            toVector(op.getStaticSizes()),
                            toVector(op.getStaticStrides()), out);
+        });
+      })
+      .Case([&](tensor::InsertSliceOp op) -> LogicalResult {
+        if (!op.getOffsets().empty() || !op.getSizes().empty() ||
+            !op.getStrides().empty())
+          return op.emitError("the reference evaluator needs static offsets, "
+                              "sizes and strides for tensor.insert_slice");
+        if (op.getSourceType().getRank() != op.getType().getRank())
+          return op.emitError("the reference evaluator does not run "
+                              "rank-reducing tensor.insert_slice");
+        auto toVector = [](ArrayRef<int64_t> values) {
+          return std::vector<int64_t>(values.begin(), values.end());
+        };
+        // The sizes are the source's shape (the verifier ties the two).
+        return call(op, result, [&](rt::Tensor &out) {
+          return rt::insertSlice(get(op.getSource()), get(op.getDest()),
+                                 toVector(op.getStaticOffsets()),
+                                 toVector(op.getStaticStrides()), out);
         });
       })
       .Case<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(

@@ -105,6 +105,11 @@ const Lowering kLowerings[] = {
     {"attn.floor", &KernelBuilder::lowerFloor},
     {"attn.gather_pixels", &KernelBuilder::lowerGatherPixels},
     {"tensor.extract_slice", &KernelBuilder::lowerExtractSlice},
+    {"attn.feature_map_grad", &KernelBuilder::lowerFeatureMapGrad},
+    {"attn.broadcast", &KernelBuilder::lowerBroadcast},
+    {"attn.unbroadcast", &KernelBuilder::lowerUnbroadcast},
+    {"attn.scatter_pixels", &KernelBuilder::lowerScatterPixels},
+    {"tensor.insert_slice", &KernelBuilder::lowerInsertSlice},
 };
 
 } // namespace
@@ -154,6 +159,17 @@ void KernelBuilder::requireEqual(Expr a, Expr b, const std::string &what) {
   algorithm.requirements.emplace_back(
       a == b, func.getSymName().str() + ": " + what +
                   " must agree at run time (dynamic sizes differ)");
+}
+
+void KernelBuilder::requireBroadcastable(Expr from, Expr to,
+                                         const std::string &what) {
+  if (Halide::Internal::as_const_int(from) &&
+      Halide::Internal::as_const_int(to))
+    return;
+  algorithm.requirements.emplace_back(
+      from == 1 || from == to,
+      func.getSymName().str() + ": " + what +
+          " must be 1 or agree at run time (dynamic sizes differ)");
 }
 
 std::vector<Expr>

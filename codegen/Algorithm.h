@@ -42,9 +42,11 @@ struct TensorFunc {
 enum class Family {
   Elementwise,           ///< inlined; vectorized + parallel when an output
   Gemm,                  ///< attn.matmul: register-tiled product
-  Normalize,             ///< per-slice statistics + elementwise division
+  Normalize,             ///< per-slice statistics + elementwise division;
+                         ///< reduce_sum and unbroadcast (the sums alone)
   Scan,                  ///< attn.prefix_sum
-  Gather,                ///< attn.bilinear_gather, attn.deformable
+  Gather,                ///< attn.bilinear_gather, gather_pixels,
+                         ///< deformable, scatter_pixels
   RowAttention,          ///< dot_product whose steps are all over keys
   MaterializedAttention, ///< dot_product with a step over queries
   Efficient,             ///< attn.efficient (K^T V with rfactor)

@@ -3,7 +3,8 @@
 // The primitive attn ops, each one Func (plus named helpers for a product's
 // accumulator and a reduction's statistics): matmul, normalize, scale,
 // feature_map, prefix_sum, causal_mask, add, mul, div (numpy broadcasting),
-// reduce_sum, and floor (from --attn-lower-deformable).
+// reduce_sum, floor (from --attn-lower-deformable), and the primitives of
+// gradients (--attn-grad): feature_map_grad, broadcast, unbroadcast.
 //
 //===----------------------------------------------------------------------===//
 
@@ -146,13 +147,17 @@ LogicalResult KernelBuilder::lowerPrefixSum(Operation *operation) {
   std::vector<Var> vars = makeVars(input.rank());
   Index at = toExprs(vars);
   Func result(name);
-  // Exclusive: out[0] = 0 and out[i] = out[i-1] + in[i-1].
+  // Exclusive: out[0] = 0 and out[i] = out[i-1] + in[i-1]. Reverse runs
+  // the same recurrence from the end: step r writes i = len - 1 - r from
+  // its neighbour i + 1, already summed.
   bool exclusive = op.getExclusive();
   define(result, vars, exclusive ? constant(input.type, 0.0) : input(at));
-  RDom r(1, input.shape[dim] - 1, name + "_r");
+  Expr len = input.shape[dim];
+  RDom r(1, len - 1, name + "_r");
+  Expr i = op.getReverse() ? len - 1 - r : Expr(r);
   Index atR = at, before = at;
-  atR[dim] = r;
-  before[dim] = r - 1;
+  atR[dim] = i;
+  before[dim] = op.getReverse() ? i + 1 : i - 1;
   update(result, atR, call(result, before) + input(exclusive ? before : atR));
   bind(op, Family::Scan, {result, input.shape, input.type}, {}, {{"r", r}},
        {{"dim", dim}});
@@ -273,5 +278,160 @@ LogicalResult KernelBuilder::lowerFloor(Operation *operation) {
   std::vector<Var> vars = makeVars(input.rank());
   define(result, vars, Halide::floor(input(toExprs(vars))));
   bind(op, Family::Elementwise, {result, input.shape, input.type});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Primitives of gradients (--attn-grad)
+//===----------------------------------------------------------------------===//
+
+// cotangent * phi'(input), written as that product (not a select of the
+// cotangent) so a non-finite cotangent gives what the reference gives.
+LogicalResult KernelBuilder::lowerFeatureMapGrad(Operation *operation) {
+  auto op = cast<FeatureMapGradOp>(operation);
+  const TensorFunc &input = get(op.getInput());
+  const TensorFunc &cotangent = get(op.getCotangent());
+  std::string name = opFuncName(op);
+  for (size_t d = 0; d < input.rank(); ++d)
+    requireEqual(cotangent.shape[d], input.shape[d],
+                 name + " cotangent dim " + std::to_string(d));
+  std::vector<Var> vars = makeVars(input.rank());
+  Index at = toExprs(vars);
+  Expr x = input(at);
+  Halide::Type type = input.type;
+  Expr zero = constant(type, 0.0), one = constant(type, 1.0);
+  Expr derivative = one;
+  switch (op.getKind()) {
+  case FeatureMap::identity:
+    break;
+  case FeatureMap::elu_plus_one:
+    // exp only of x <= 0, as in featureMapExpr.
+    derivative =
+        Halide::select(x > zero, one, softmaxExp(Halide::min(x, zero)));
+    break;
+  case FeatureMap::relu:
+    derivative = Halide::select(x > zero, one, zero);
+    break;
+  }
+  Func result(name);
+  define(result, vars,
+         op.getKind() == FeatureMap::identity ? cotangent(at)
+                                              : cotangent(at) * derivative);
+  bind(op, Family::Elementwise, {result, input.shape, type});
+  return success();
+}
+
+// out[idx] = input[idx'], idx' the trailing dims of idx with 0 where the
+// input has size 1. A dynamic input dim reads min(idx, extent - 1): 0 when
+// it is 1 at run time, idx when it equals the result's (the requirement),
+// and bounds inference sees the input's own extent either way.
+LogicalResult KernelBuilder::lowerBroadcast(Operation *operation) {
+  auto op = cast<BroadcastOp>(operation);
+  const TensorFunc &input = get(op.getInput());
+  const TensorFunc &like = get(op.getLike());
+  std::string name = opFuncName(op);
+  FailureOr<std::vector<Expr>> shape = extents(op, op.getType(), like.shape);
+  if (failed(shape))
+    return failure();
+  std::vector<Var> vars = makeVars(shape->size());
+  size_t offset = shape->size() - input.rank();
+  Index at;
+  for (size_t d = 0; d < input.rank(); ++d) {
+    Expr from = input.shape[d], to = (*shape)[offset + d];
+    Var v = vars[offset + d];
+    std::string what = name + " input dim " + std::to_string(d);
+    if (Halide::Internal::is_const_one(from)) {
+      at.push_back(0);
+    } else if (Halide::Internal::as_const_int(from)) {
+      requireEqual(from, to, what); // a static size > 1 never stretches
+      at.push_back(v);
+    } else {
+      requireBroadcastable(from, to, what);
+      at.push_back(Halide::min(v, from - 1));
+    }
+  }
+  Func result(name);
+  define(result, vars, input(at));
+  bind(op, Family::Elementwise, {result, *shape, input.type});
+  return success();
+}
+
+// The sum over the dims in which `like` was broadcast: the leading dims it
+// lacks and the dims where it has size 1, in one RDom (innermost dim first)
+// into a helper `<name>_sum` over the result's dims, as reduce_sum does, so
+// the Normalize schedule applies. A dynamic dim of `like` may be 1 at run
+// time or equal the input's: the RDom runs over select(like == 1, input, 1)
+// and the input reads index + r, which is r when like is 1 (the index is
+// then 0) and the index otherwise (r is then 0).
+LogicalResult KernelBuilder::lowerUnbroadcast(Operation *operation) {
+  auto op = cast<UnbroadcastOp>(operation);
+  const TensorFunc &input = get(op.getInput());
+  const TensorFunc &like = get(op.getLike());
+  std::string name = opFuncName(op);
+  FailureOr<std::vector<Expr>> shape = extents(op, op.getType(), like.shape);
+  if (failed(shape))
+    return failure();
+  size_t rank = shape->size(), offset = input.rank() - rank;
+  std::vector<Var> vars = makeVars(rank);
+  // Per input dim: the extent summed over, undefined when it is not summed.
+  std::vector<Expr> summed(input.rank());
+  int64_t innermostSum = -1;
+  for (size_t d = 0; d < input.rank(); ++d) {
+    Expr to = input.shape[d];
+    if (d < offset) {
+      summed[d] = to;
+      continue;
+    }
+    Expr from = (*shape)[d - offset];
+    std::string what = name + " like dim " + std::to_string(d - offset);
+    if (Halide::Internal::is_const_one(from)) {
+      if (!Halide::Internal::is_const_one(to))
+        summed[d] = to;
+    } else if (Halide::Internal::as_const_int(from)) {
+      requireEqual(to, from, what); // a static size > 1 was not stretched
+    } else {
+      requireBroadcastable(from, to, what);
+      if (!Halide::Internal::is_const_one(to))
+        summed[d] = Halide::select(from == 1, to, 1);
+    }
+    if (summed[d].defined())
+      innermostSum = static_cast<int64_t>(d - offset);
+  }
+  Halide::Region region;
+  std::vector<size_t> summedDims; // innermost first, as the RDom's
+  for (size_t d = input.rank(); d-- > 0;)
+    if (summed[d].defined()) {
+      region.push_back({0, summed[d]});
+      summedDims.push_back(d);
+    }
+  Func result(name);
+  if (region.empty()) {
+    // Nothing was broadcast (so no leading dims either): a copy.
+    define(result, vars, input(toExprs(vars)));
+    bind(op, Family::Elementwise, {result, *shape, input.type});
+    return success();
+  }
+  RDom r(region, name + "_r");
+  Index at(input.rank());
+  for (size_t d = 0; d < input.rank(); ++d)
+    if (d >= offset)
+      at[d] = vars[d - offset];
+  for (size_t k = 0; k < summedDims.size(); ++k) {
+    size_t d = summedDims[k];
+    at[d] = d < offset || Halide::Internal::as_const_int((*shape)[d - offset])
+                ? Expr(r[k])
+                : at[d] + r[k];
+  }
+  Index resultAt = toExprs(vars);
+  Func sum(name + "_sum");
+  define(sum, vars, constant(input.type, 0.0));
+  update(sum, resultAt, call(sum, resultAt) + input(at));
+  define(result, vars, call(sum, resultAt));
+  // "dim" tells the schedule whether the innermost summed dim is the last
+  // (a sum along rows) or not (a sum across them); leading dims count as
+  // outer.
+  int64_t dim = innermostSum >= 0 ? innermostSum : 0;
+  bind(op, Family::Normalize, {result, *shape, input.type}, {{"sum", sum}},
+       {{"r", r}}, {{"dim", dim}});
   return success();
 }

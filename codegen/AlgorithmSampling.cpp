@@ -1,9 +1,10 @@
 //===- AlgorithmSampling.cpp - Bilinear and pixel gathers -----------------===//
 //
 // Sampling of multi-level value maps: attn.bilinear_gather and
-// attn.gather_pixels (per sample, from --attn-lower-deformable) and the
-// fused attn.deformable. Levels are static: per-level sizes are select
-// chains on the level index.
+// attn.gather_pixels (per sample, from --attn-lower-deformable), the fused
+// attn.deformable, and attn.scatter_pixels (the adjoint of gather_pixels,
+// from --attn-grad). Levels are static: per-level sizes are select chains
+// on the level index.
 //
 //===----------------------------------------------------------------------===//
 
@@ -221,5 +222,65 @@ LogicalResult KernelBuilder::lowerDeformable(Operation *operation) {
        {{"depth", Halide::Internal::as_const_int(depth)
                       ? *Halide::Internal::as_const_int(depth)
                       : 0}});
+  return success();
+}
+
+// The adjoint of gather_pixels: out (N, Lv, M, D) is 0, then one update
+// over the samples (p innermost, then l, then q) adds cotangent[n, q, h, l,
+// p, :] at row start_l + y W_l + x of every pixel (x, y) = floor(pixels[n,
+// q, h, l, p, :]) inside level l. n, h and d stay pure in the update, so
+// the schedule may run them in parallel and vectorize d: two samples that
+// hit the same row differ only in the RDom, which runs in order. The row
+// is clamped into [0, Lv) so bounds inference sees the output's extent;
+// a pixel outside its level adds 0 there.
+LogicalResult KernelBuilder::lowerScatterPixels(Operation *operation) {
+  auto op = cast<ScatterPixelsOp>(operation);
+  if (failed(checkLevels(op, op.getSpatialShapes())))
+    return failure();
+  const TensorFunc &cotangent = get(op.getCotangent());
+  const TensorFunc &pixels = get(op.getPixels());
+  std::string name = opFuncName(op);
+  std::vector<int> heights, widths, starts;
+  levelTables(op.getSpatialShapes(), heights, widths, starts);
+  int numLevels = static_cast<int>(heights.size());
+  int rows = starts.back() + heights.back() * widths.back();
+  for (size_t d = 0; d < 5; ++d)
+    requireEqual(pixels.shape[d], cotangent.shape[d],
+                 name + " pixels dim " + std::to_string(d));
+  requireEqual(pixels.shape[3], Expr(numLevels), name + " levels of pixels");
+  requireEqual(pixels.shape[5], Expr(2), name + " (x, y) dim of pixels");
+  std::vector<Expr> computed = {cotangent.shape[0], Expr(rows),
+                                cotangent.shape[2], cotangent.shape[5]};
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, cast<RankedTensorType>(op.getType()), computed);
+  if (failed(shape))
+    return failure();
+  RDom r(0, cotangent.shape[4], 0, numLevels, 0, cotangent.shape[1],
+         name + "_r");
+  Expr p = r.x, l = r.y, q = r.z;
+  Expr height = heights.back(), width = widths.back(), start = starts.back();
+  for (int i = numLevels - 1; i-- > 0;) {
+    height = Halide::select(l == i, heights[i], height);
+    width = Halide::select(l == i, widths[i], width);
+    start = Halide::select(l == i, starts[i], start);
+  }
+  Var n("n"), row("row"), h("h"), d("d");
+  Halide::Type type = cotangent.type;
+  Expr zero = constant(type, 0.0);
+  Expr x = Halide::floor(pixels({n, q, h, l, p, 0}));
+  Expr y = Halide::floor(pixels({n, q, h, l, p, 1}));
+  // As in lowerGatherPixels: compared as floats before the int conversion.
+  Expr inside = Halide::is_finite(x) && Halide::is_finite(y) && x >= zero &&
+                x < Halide::cast(type, width) && y >= zero &&
+                y < Halide::cast(type, height);
+  Expr xi = Halide::cast<int>(Halide::select(inside, x, zero));
+  Expr yi = Halide::cast<int>(Halide::select(inside, y, zero));
+  Expr at = Halide::clamp(start + yi * width + xi, 0, rows - 1);
+  Func result(name);
+  define(result, {n, row, h, d}, zero);
+  update(result, {n, at, h, d},
+         call(result, {n, at, h, d}) +
+             Halide::select(inside, cotangent({n, q, h, l, p, d}), zero));
+  bind(op, Family::Gather, {result, *shape, type}, {}, {{"scatter", r}});
   return success();
 }

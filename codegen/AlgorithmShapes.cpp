@@ -1,9 +1,9 @@
 //===- AlgorithmShapes.cpp - Reshapes, constants and sizes ----------------===//
 //
-// Tensor reshapes, slices, casts and constants, each one Func of index
-// arithmetic or data; and the size computations and run-time choice (scf.if)
-// that --attn-reassociate emits for dynamic sizes: index and i1 values are
-// scalar Exprs of the input extents, not Funcs.
+// Tensor reshapes, slices (extract and insert), casts and constants, each
+// one Func of index arithmetic or data; and the size computations and
+// run-time choice (scf.if) that --attn-reassociate emits for dynamic sizes:
+// index and i1 values are scalar Exprs of the input extents, not Funcs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -192,6 +192,71 @@ LogicalResult KernelBuilder::lowerExtractSlice(Operation *operation) {
   Func result(name);
   define(result, vars, input(at));
   bind(op, Family::Elementwise, {result, *shape, input.type});
+  return success();
+}
+
+// The adjoint of extract_slice: `dest` with `source` written into the
+// strided block (static offsets, sizes and strides, the rank kept):
+// out[i] = source[(i - offset) / stride] where i - offset is a multiple of
+// the stride below size * stride in every dim, else dest[i]. The source
+// index is clamped so bounds inference sees the source's extents.
+LogicalResult KernelBuilder::lowerInsertSlice(Operation *operation) {
+  auto op = cast<tensor::InsertSliceOp>(operation);
+  if (!op.getOffsets().empty() || !op.getSizes().empty() ||
+      !op.getStrides().empty())
+    return op.emitError("codegen needs static offsets, sizes and strides for "
+                        "tensor.insert_slice");
+  if (op.getSourceType().getRank() != op.getType().getRank())
+    return op.emitError("codegen does not support rank-reducing "
+                        "tensor.insert_slice");
+  const TensorFunc &source = get(op.getSource());
+  const TensorFunc &dest = get(op.getDest());
+  std::string name = opFuncName(op);
+  ArrayRef<int64_t> offsets = op.getStaticOffsets(),
+                    sizes = op.getStaticSizes(),
+                    strides = op.getStaticStrides();
+  bool empty = false;
+  for (size_t d = 0; d < dest.rank(); ++d) {
+    empty = empty || sizes[d] == 0;
+    if (offsets[d] + (sizes[d] - 1) * strides[d] >
+        std::numeric_limits<int32_t>::max())
+      return op.emitError("codegen: tensor.insert_slice writes past the "
+                          "2^31 - 1 elements a Halide dim can hold");
+    // The last index written must be inside a dest dim that may be dynamic.
+    if (sizes[d] > 0)
+      algorithm.requirements.emplace_back(
+          Expr(static_cast<int32_t>(offsets[d] + (sizes[d] - 1) * strides[d])) <
+              dest.shape[d],
+          func.getSymName().str() + ": " + name + " writes dim " +
+              std::to_string(d) + " out of bounds");
+  }
+  FailureOr<std::vector<Expr>> shape = extents(op, op.getType(), dest.shape);
+  if (failed(shape))
+    return failure();
+  std::vector<Var> vars = makeVars(dest.rank());
+  Index at = toExprs(vars);
+  Func result(name);
+  if (empty) {
+    // An empty source writes nothing.
+    define(result, vars, dest(at));
+    bind(op, Family::Elementwise, {result, *shape, dest.type});
+    return success();
+  }
+  Expr inside = Halide::Internal::const_true();
+  Index sourceAt;
+  for (size_t d = 0; d < dest.rank(); ++d) {
+    auto offset = static_cast<int32_t>(offsets[d]);
+    auto size = static_cast<int32_t>(sizes[d]);
+    auto stride = static_cast<int32_t>(strides[d]);
+    Expr relative = vars[d] - offset;
+    Expr k = stride == 1 ? relative : relative / stride;
+    inside = inside && relative >= 0 && k < size;
+    if (stride != 1)
+      inside = inside && relative % stride == 0;
+    sourceAt.push_back(Halide::clamp(k, 0, size - 1));
+  }
+  define(result, vars, Halide::select(inside, source(sourceAt), dest(at)));
+  bind(op, Family::Elementwise, {result, *shape, dest.type});
   return success();
 }
 

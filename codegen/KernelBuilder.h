@@ -9,13 +9,16 @@
 //                            broadcasting, batched layouts, bind)
 //   AlgorithmPrimitives.cpp  matmul, normalize, scale, feature_map,
 //                            prefix_sum, causal_mask, add, mul, div,
-//                            reduce_sum, floor
-//   AlgorithmShapes.cpp      tensor reshapes, slices and casts, constants,
+//                            reduce_sum, floor; of gradients:
+//                            feature_map_grad, broadcast, unbroadcast
+//   AlgorithmShapes.cpp      tensor reshapes, slices (extract and insert)
+//                            and casts, constants,
 //                            and the sizes and run-time choice (scf.if) of
 //                            --attn-reassociate
 //   AlgorithmAttention.cpp   dot_product and external (one shared lowering)
 //   AlgorithmEfficient.cpp   efficient
-//   AlgorithmSampling.cpp    bilinear_gather, gather_pixels, deformable
+//   AlgorithmSampling.cpp    bilinear_gather, gather_pixels, deformable,
+//                            scatter_pixels
 //
 // To support a new op: write `lowerFoo` in its family's file, declare it
 // below with the others of that file, add one row to kLowerings
@@ -104,12 +107,16 @@ public:
   LogicalResult lowerDiv(Operation *op);
   LogicalResult lowerReduceSum(Operation *op);
   LogicalResult lowerFloor(Operation *op);
+  LogicalResult lowerFeatureMapGrad(Operation *op);
+  LogicalResult lowerBroadcast(Operation *op);
+  LogicalResult lowerUnbroadcast(Operation *op);
   // AlgorithmShapes.cpp
   LogicalResult lowerExpandShape(Operation *op);
   LogicalResult lowerCollapseShape(Operation *op);
   LogicalResult lowerConstant(Operation *op);
   LogicalResult lowerCast(Operation *op);
   LogicalResult lowerExtractSlice(Operation *op);
+  LogicalResult lowerInsertSlice(Operation *op);
   // Sizes: index and i1 values become scalar Exprs (see `scalars`).
   LogicalResult lowerDim(Operation *op);
   LogicalResult lowerIndexArith(Operation *op);
@@ -125,6 +132,7 @@ public:
   LogicalResult lowerBilinearGather(Operation *op);
   LogicalResult lowerGatherPixels(Operation *op);
   LogicalResult lowerDeformable(Operation *op);
+  LogicalResult lowerScatterPixels(Operation *op);
 
 private:
   // Shared by every family (Algorithm.cpp).
@@ -186,6 +194,9 @@ private:
   /// Requires a == b at run time unless both are constants (the verifier
   /// checked those).
   void requireEqual(Expr a, Expr b, const std::string &what);
+  /// Requires `from` == 1 or `from` == `to` at run time (a dim that
+  /// broadcasts), unless both are constants.
+  void requireBroadcastable(Expr from, Expr to, const std::string &what);
   /// numpy broadcast of several leading shapes; result extents, with
   /// requirements for dynamic dims (which must equal the result extent).
   std::vector<Expr> broadcastShape(const std::vector<std::vector<Expr>> &shapes,

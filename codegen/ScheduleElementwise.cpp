@@ -5,9 +5,10 @@
 // a loop nest of its own: vectorized over the innermost dim, parallel over
 // the outermost. Gathers (bilinear_gather, deformable) vectorize across the
 // D channels of a head and run queries in parallel; the deformable sum over
-// points is computed per query. A run-time choice (scf.if) is a loop nest
-// of its own, specialized on its condition so each version computes only
-// the branch it reads.
+// points is computed per query. The scatter (scatter_pixels) adds its
+// samples in order, vectorized across D, heads and batches in parallel. A
+// run-time choice (scf.if) is a loop nest of its own, specialized on its
+// condition so each version computes only the branch it reads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +24,8 @@ using Halide::Var;
 static void vectorizeAndParallelize(Func f, const TensorFunc &tensor,
                                     int vector) {
   std::vector<Var> args = f.args();
+  if (args.empty())
+    return; // a scalar: one element, no loop
   SplitChoice split = chooseSplit(tensor.shape.back(), vector);
   f.vectorize(args[0], split.factor, split.tail);
   if (args.size() < 2)
@@ -139,11 +142,35 @@ static void scheduleDeformable(OpStages &op, const ScheduleContext &ctx,
   }
 }
 
+/// scatter_pixels, out (d, h, row, n): the zeros as any output, then the
+/// update over the samples (RDom p, l, q) with the D channels in vectors
+/// innermost and the (head, batch) pairs in parallel. The samples stay
+/// serial inside a task: two of them may add into the same row.
+static void scheduleScatter(OpStages &op, int vector) {
+  Func out = op.result.func;
+  Halide::RDom r = op.domains.at("scatter");
+  std::vector<Var> args = out.args(); // d, h, row, n
+  Var d = args[0], h = args[1], n = args[3];
+  Var task(out.name() + "_hn");
+  out.update()
+      .reorder(d, r.x, r.y, r.z, h, n)
+      .vectorize(d, vector, TailStrategy::GuardWithIf)
+      .fuse(h, n, task)
+      .parallel(task);
+}
+
 void mlir::attn::codegen::scheduleGather(OpStages &op,
                                          const ScheduleContext &ctx) {
   Func f = op.result.func;
   if (!ctx.isOutput(f))
     f.compute_root();
+  if (op.domains.count("scatter")) {
+    int vector =
+        ctx.vectorWidth(ctx.params.elementwise.vectorWidth, op.result.type);
+    vectorizeAndParallelize(f, op.result, vector);
+    scheduleScatter(op, vector);
+    return;
+  }
   if (op.stages.count("heads")) {
     scheduleDeformable(
         op, ctx,

@@ -260,7 +260,8 @@ void gpuMaterializedAttention(OpStages &op, const ScheduleContext &ctx) {
 void gpuNormalize(OpStages &op, const ScheduleContext &ctx) {
   gpuRoot(op.result.func, ctx);
   size_t rank = op.result.rank();
-  size_t halideDim = rank - 1 - op.info.at("dim");
+  // A scalar sum (rank 0) is one thread, like a row.
+  size_t halideDim = rank == 0 ? 0 : rank - 1 - op.info.at("dim");
   for (const char *role : {"max", "sum"}) {
     auto stage = op.stages.find(role);
     if (stage == op.stages.end())
@@ -288,6 +289,9 @@ void gpuEfficient(OpStages &op, const ScheduleContext &ctx) {
 }
 
 void gpuGather(OpStages &op, const ScheduleContext &ctx) {
+  // scatter_pixels too: its update's pure vars (d, h, n) are the threads
+  // and blocks, and each thread adds its samples in order (two samples may
+  // hit the same row, so they cannot run in parallel).
   ThreadVars threads = gpuRoot(op.result.func, ctx);
   // deformable: each thread sums its channel of its head over levels and
   // points.

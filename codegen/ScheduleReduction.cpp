@@ -29,11 +29,16 @@ void mlir::attn::codegen::scheduleNormalize(OpStages &op,
       ctx.vectorWidth(ctx.params.reduction.vectorWidth, op.result.type);
   std::vector<Var> args = out.args();
   size_t rank = args.size();
+  const Halide::RDom &r = op.domains.at("r");
+  if (rank == 0) {
+    // A scalar sum (attn.unbroadcast to a rank-0 `like`): one serial loop.
+    op.stages.at("sum").compute_root();
+    return;
+  }
   size_t halideDim = rank - 1 - op.info.at("dim");
   out.vectorize(args[0], vector, TailStrategy::GuardWithIf);
   if (rank > 1)
     out.parallel(args.back());
-  const Halide::RDom &r = op.domains.at("r");
   for (const char *role : {"max", "sum"}) {
     auto stage = op.stages.find(role);
     if (stage == op.stages.end())

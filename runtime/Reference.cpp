@@ -336,6 +336,29 @@ void sampleAccumulate(const double *base, int64_t rowStride, int64_t height,
   }
 }
 
+/// The first row of each level in a value tensor (N, Lv, M, D) and Lv.
+Status levelRows(const char *op, const std::vector<SpatialLevel> &levels,
+                 std::vector<int64_t> &levelStart, int64_t &total) {
+  levelStart.clear();
+  total = 0;
+  for (size_t l = 0; l < levels.size(); ++l) {
+    const SpatialLevel &level = levels[l];
+    if (level.height < 0 || level.width < 0)
+      return fail(op, "level " + std::to_string(l) + " has a negative size " +
+                          std::to_string(level.height) + "x" +
+                          std::to_string(level.width));
+    int64_t area;
+    if (!checkedMul(level.height, level.width, area) ||
+        total > std::numeric_limits<int64_t>::max() - area)
+      return fail(op, "the level sizes overflow (level " + std::to_string(l) +
+                          " is " + std::to_string(level.height) + "x" +
+                          std::to_string(level.width) + ")");
+    levelStart.push_back(total);
+    total += area;
+  }
+  return Status::ok();
+}
+
 /// Validates the value / locations / levels of a multi-scale gather and
 /// computes the first row of each level.
 Status checkSampling(const char *op, const Tensor &value,
@@ -371,23 +394,9 @@ Status checkSampling(const char *op, const Tensor &value,
                         " has L = " + std::to_string(locations.shape[3]) +
                         " levels but the level list has " +
                         std::to_string(levels.size()));
-  levelStart.clear();
-  int64_t total = 0;
-  for (size_t l = 0; l < levels.size(); ++l) {
-    const SpatialLevel &level = levels[l];
-    if (level.height < 0 || level.width < 0)
-      return fail(op, "level " + std::to_string(l) + " has a negative size " +
-                          std::to_string(level.height) + "x" +
-                          std::to_string(level.width));
-    int64_t area;
-    if (!checkedMul(level.height, level.width, area) ||
-        total > std::numeric_limits<int64_t>::max() - area)
-      return fail(op, "the level sizes overflow (level " + std::to_string(l) +
-                          " is " + std::to_string(level.height) + "x" +
-                          std::to_string(level.width) + ")");
-    levelStart.push_back(total);
-    total += area;
-  }
+  int64_t total;
+  if (Status s = levelRows(op, levels, levelStart, total); !s)
+    return s;
   if (total != value.shape[1]) {
     std::string list;
     for (size_t l = 0; l < levels.size(); ++l)
@@ -503,6 +512,31 @@ Status floor(const Tensor &input, Tensor &out) {
       "floor", input, [](double x) { return std::floor(x); }, out);
 }
 
+/// The block of `sizes[d]` elements `strides[d]` apart from `offsets[d]`
+/// along each dim d (one entry per dim) must lie inside `t`.
+static Status checkBlock(const char *op, const Tensor &t,
+                         const std::vector<int64_t> &offsets,
+                         const std::vector<int64_t> &sizes,
+                         const std::vector<int64_t> &strides) {
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    if (offsets[d] < 0 || sizes[d] < 0 || strides[d] < 1)
+      return fail(op, "dim " + std::to_string(d) + ": offset " +
+                          std::to_string(offsets[d]) + ", size " +
+                          std::to_string(sizes[d]) + ", stride " +
+                          std::to_string(strides[d]) +
+                          " (offsets and sizes >= 0, strides >= 1)");
+    // The last index, offset + (size - 1) * stride, must be in range.
+    int64_t span;
+    if (sizes[d] > 0 && (!checkedMul(sizes[d] - 1, strides[d], span) ||
+                         span >= t.shape[d] - offsets[d]))
+      return fail(op, "dim " + std::to_string(d) + " of " + t.shapeString() +
+                          ": " + std::to_string(sizes[d]) + " elements from " +
+                          std::to_string(offsets[d]) + " with stride " +
+                          std::to_string(strides[d]) + " run out of bounds");
+  }
+  return Status::ok();
+}
+
 Status slice(const Tensor &input, const std::vector<int64_t> &offsets,
              const std::vector<int64_t> &sizes,
              const std::vector<int64_t> &strides, Tensor &out) {
@@ -513,23 +547,8 @@ Status slice(const Tensor &input, const std::vector<int64_t> &offsets,
   if (offsets.size() != rank || sizes.size() != rank || strides.size() != rank)
     return fail(op, "offsets, sizes and strides need one entry per dim of " +
                         input.shapeString());
-  for (size_t d = 0; d < rank; ++d) {
-    if (offsets[d] < 0 || sizes[d] < 0 || strides[d] < 1)
-      return fail(op, "dim " + std::to_string(d) + ": offset " +
-                          std::to_string(offsets[d]) + ", size " +
-                          std::to_string(sizes[d]) + ", stride " +
-                          std::to_string(strides[d]) +
-                          " (offsets and sizes >= 0, strides >= 1)");
-    // The last index read, offset + (size - 1) * stride, must be in range.
-    int64_t span;
-    if (sizes[d] > 0 && (!checkedMul(sizes[d] - 1, strides[d], span) ||
-                         span >= input.shape[d] - offsets[d]))
-      return fail(op, "dim " + std::to_string(d) + " of " +
-                          input.shapeString() + ": " +
-                          std::to_string(sizes[d]) + " elements from " +
-                          std::to_string(offsets[d]) + " with stride " +
-                          std::to_string(strides[d]) + " run out of bounds");
-  }
+  if (Status s = checkBlock(op, input, offsets, sizes, strides); !s)
+    return s;
   Tensor result;
   if (Status s = allocate(op, sizes, result); !s)
     return s;
@@ -553,6 +572,47 @@ Status slice(const Tensor &input, const std::vector<int64_t> &offsets,
   return Status::ok();
 }
 
+Status insertSlice(const Tensor &source, const Tensor &dest,
+                   const std::vector<int64_t> &offsets,
+                   const std::vector<int64_t> &strides, Tensor &out) {
+  const char *op = "insertSlice";
+  if (Status s = checkTensor(op, "source", source); !s)
+    return s;
+  if (Status s = checkTensor(op, "dest", dest); !s)
+    return s;
+  const size_t rank = dest.shape.size();
+  if (source.shape.size() != rank || offsets.size() != rank ||
+      strides.size() != rank)
+    return fail(op, "source " + source.shapeString() +
+                        ", offsets and strides need one entry per dim of "
+                        "dest " +
+                        dest.shapeString());
+  if (Status s = checkBlock(op, dest, offsets, source.shape, strides); !s)
+    return s;
+  Tensor result;
+  if (Status s = allocate(op, dest.shape, result); !s)
+    return s;
+  result.data = dest.data;
+  std::vector<int64_t> destStride(rank, 1);
+  for (size_t d = rank; d-- > 1;)
+    destStride[d - 1] = destStride[d] * dest.shape[d];
+  // One odometer over the source, as in slice.
+  std::vector<int64_t> index(rank, 0);
+  for (double element : source.data) {
+    int64_t at = 0;
+    for (size_t d = 0; d < rank; ++d)
+      at += (offsets[d] + index[d] * strides[d]) * destStride[d];
+    result.data[at] = element;
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < source.shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  out = std::move(result);
+  return Status::ok();
+}
+
 Status featureMap(const Tensor &input, FeatureMap map, Tensor &out) {
   if (!validMap(map))
     return fail("featureMap", "unknown feature map");
@@ -560,8 +620,35 @@ Status featureMap(const Tensor &input, FeatureMap map, Tensor &out) {
       "featureMap", input, [&](double x) { return applyMap(x, map); }, out);
 }
 
-Status prefixSum(const Tensor &input, int64_t axis, Tensor &out,
-                 bool exclusive) {
+Status featureMapGrad(const Tensor &input, const Tensor &cotangent,
+                      FeatureMap map, Tensor &out) {
+  const char *op = "featureMapGrad";
+  if (!validMap(map))
+    return fail(op, "unknown feature map");
+  if (Status s = checkTensor(op, "input", input); !s)
+    return s;
+  if (Status s = checkTensor(op, "cotangent", cotangent); !s)
+    return s;
+  if (input.shape != cotangent.shape)
+    return fail(op, "input " + input.shapeString() + " and cotangent " +
+                        cotangent.shapeString() + " must have the same shape");
+  Tensor result;
+  if (Status s = allocate(op, input.shape, result); !s)
+    return s;
+  for (size_t i = 0; i < input.data.size(); ++i) {
+    double x = input.data[i], derivative = 1.0;
+    if (map == FeatureMap::EluPlusOne)
+      derivative = x > 0.0 ? 1.0 : std::exp(x);
+    else if (map == FeatureMap::Relu)
+      derivative = x > 0.0 ? 1.0 : 0.0;
+    result.data[i] = cotangent.data[i] * derivative;
+  }
+  out = std::move(result);
+  return Status::ok();
+}
+
+Status prefixSum(const Tensor &input, int64_t axis, Tensor &out, bool exclusive,
+                 bool reverse) {
   const char *op = "prefixSum";
   if (Status s = checkTensor(op, "input", input); !s)
     return s;
@@ -576,7 +663,8 @@ Status prefixSum(const Tensor &input, int64_t axis, Tensor &out,
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {
         double acc = 0.0;
-        for (int64_t p = 0; p < len; ++p) {
+        for (int64_t step = 0; step < len; ++step) {
+          int64_t p = reverse ? len - 1 - step : step;
           int64_t index = (o * len + p) * inner + i;
           if (exclusive) {
             result.data[index] = acc;
@@ -654,6 +742,58 @@ Status reduceSum(const Tensor &input, int64_t axis, Tensor &out) {
         acc += input.data[(o * len + p) * inner + i];
       result.data[o * inner + i] = acc;
     }
+  out = std::move(result);
+  return Status::ok();
+}
+
+/// True when `from` broadcasts to `to` unchanged: no more dims, and each
+/// dim (right-aligned) 1 or equal.
+static bool broadcastsTo(const std::vector<int64_t> &from,
+                         const std::vector<int64_t> &to) {
+  if (from.size() > to.size())
+    return false;
+  size_t offset = to.size() - from.size();
+  for (size_t d = 0; d < from.size(); ++d)
+    if (from[d] != 1 && from[d] != to[offset + d])
+      return false;
+  return true;
+}
+
+Status broadcastLike(const Tensor &input, const std::vector<int64_t> &shape,
+                     Tensor &out) {
+  const char *op = "broadcastLike";
+  if (Status s = checkTensor(op, "input", input); !s)
+    return s;
+  if (!broadcastsTo(input.shape, shape))
+    return fail(op, "input " + input.shapeString() + " does not broadcast to " +
+                        formatShape(shape));
+  Tensor result;
+  if (Status s = allocate(op, shape, result); !s)
+    return s;
+  Broadcast bc; // bc.shape is `shape`
+  broadcastShapes({input.shape, shape}, bc);
+  for (size_t i = 0; i < result.data.size(); ++i)
+    result.data[i] = input.data[bc.index(0, static_cast<int64_t>(i))];
+  out = std::move(result);
+  return Status::ok();
+}
+
+Status unbroadcast(const Tensor &input, const std::vector<int64_t> &shape,
+                   Tensor &out) {
+  const char *op = "unbroadcast";
+  if (Status s = checkTensor(op, "input", input); !s)
+    return s;
+  if (!broadcastsTo(shape, input.shape))
+    return fail(op, "shape " + formatShape(shape) +
+                        " does not broadcast to input " + input.shapeString());
+  Tensor result;
+  if (Status s = allocate(op, shape, result); !s)
+    return s;
+  // Each input element adds into the element it was broadcast from.
+  Broadcast bc; // bc.shape is input's
+  broadcastShapes({shape, input.shape}, bc);
+  for (size_t i = 0; i < input.data.size(); ++i)
+    result.data[bc.index(0, static_cast<int64_t>(i))] += input.data[i];
   out = std::move(result);
   return Status::ok();
 }
@@ -746,6 +886,69 @@ Status gatherPixels(const Tensor &value, const Tensor &pixels,
             base + (int64_t(y) * level.width + int64_t(x)) * rowStride;
         std::copy(src, src + depth, o);
       });
+}
+
+Status scatterPixels(const Tensor &cotangent, const Tensor &pixels,
+                     const std::vector<SpatialLevel> &levels, Tensor &out) {
+  const char *op = "scatterPixels";
+  if (Status s = checkTensor(op, "cotangent", cotangent); !s)
+    return s;
+  if (Status s = checkTensor(op, "pixels", pixels); !s)
+    return s;
+  if (cotangent.rank() != 6)
+    return fail(op, "cotangent must have rank 6 (N, Lq, M, L, P, D), got " +
+                        cotangent.shapeString());
+  if (pixels.rank() != 6)
+    return fail(op, "pixels must have rank 6 (N, Lq, M, L, P, 2), got " +
+                        pixels.shapeString());
+  if (pixels.shape[5] != 2)
+    return fail(op, "the last dim of pixels " + pixels.shapeString() +
+                        " must be 2 (x, y), got " +
+                        std::to_string(pixels.shape[5]));
+  for (size_t d = 0; d < 5; ++d)
+    if (pixels.shape[d] != cotangent.shape[d])
+      return fail(op, "cotangent " + cotangent.shapeString() + " and pixels " +
+                          pixels.shapeString() +
+                          " must agree in (N, Lq, M, L, P)");
+  if (pixels.shape[3] != static_cast<int64_t>(levels.size()))
+    return fail(op, "pixels " + pixels.shapeString() +
+                        " has L = " + std::to_string(pixels.shape[3]) +
+                        " levels but the level list has " +
+                        std::to_string(levels.size()));
+  std::vector<int64_t> levelStart;
+  int64_t lv;
+  if (Status s = levelRows(op, levels, levelStart, lv); !s)
+    return s;
+  const int64_t batch = pixels.shape[0], lq = pixels.shape[1],
+                heads = pixels.shape[2], numLevels = pixels.shape[3],
+                points = pixels.shape[4], depth = cotangent.shape[5];
+  Tensor result;
+  if (Status s = allocate(op, {batch, lv, heads, depth}, result); !s)
+    return s;
+  if (!result.data.empty() && !cotangent.data.empty()) {
+    const double *xy = pixels.data.data();
+    const double *dy = cotangent.data.data();
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t q = 0; q < lq; ++q)
+        for (int64_t h = 0; h < heads; ++h)
+          for (int64_t l = 0; l < numLevels; ++l)
+            for (int64_t p = 0; p < points; ++p, xy += 2, dy += depth) {
+              const SpatialLevel &level = levels[l];
+              double x = std::floor(xy[0]), y = std::floor(xy[1]);
+              // As in gatherPixels: compared in double, NaN fails too.
+              if (!(x >= 0.0 && x < double(level.width) && y >= 0.0 &&
+                    y < double(level.height)))
+                continue;
+              int64_t row =
+                  levelStart[l] + int64_t(y) * level.width + int64_t(x);
+              double *o =
+                  result.data.data() + ((n * lv + row) * heads + h) * depth;
+              for (int64_t d = 0; d < depth; ++d)
+                o[d] += dy[d];
+            }
+  }
+  out = std::move(result);
+  return Status::ok();
 }
 
 //===----------------------------------------------------------------------===//

@@ -78,9 +78,29 @@ Status scale(const Tensor &input, double factor, Tensor &out);
 Status featureMap(const Tensor &input, FeatureMap map, Tensor &out);
 
 /// Prefix sum along `axis`: out[.., i, ..] = sum_{j <= i} in[.., j, ..]
-/// (inclusive), or sum_{j < i} (exclusive: the first entry is 0).
+/// (inclusive), or sum_{j < i} (exclusive: the first entry is 0). With
+/// `reverse`, the suffix sum: sum_{j >= i} (inclusive) or sum_{j > i}
+/// (exclusive: the last entry is 0), the adjoint of the forward scan.
 Status prefixSum(const Tensor &input, int64_t axis, Tensor &out,
-                 bool exclusive = false);
+                 bool exclusive = false, bool reverse = false);
+
+/// out = cotangent * map'(input) elementwise (the adjoint of featureMap):
+/// map' is 1 for Identity; 1 if x > 0 else exp(x) for EluPlusOne; 1 if
+/// x > 0 else 0 for Relu. input and cotangent have the same shape.
+Status featureMapGrad(const Tensor &input, const Tensor &cotangent,
+                      FeatureMap map, Tensor &out);
+
+/// numpy broadcast of `input` to `shape`: out[idx] = input[idx'] with idx'
+/// the trailing dims of idx (right-aligned) and 0 where input has size 1.
+/// `input` must broadcast to `shape` (rank <= its rank, each dim 1 or equal).
+Status broadcastLike(const Tensor &input, const std::vector<int64_t> &shape,
+                     Tensor &out);
+
+/// The adjoint of broadcasting a tensor of `shape` to input's shape: out has
+/// `shape` and sums input over the leading dims `shape` lacks and over every
+/// dim where `shape` has size 1. `shape` must broadcast to input's shape.
+Status unbroadcast(const Tensor &input, const std::vector<int64_t> &shape,
+                   Tensor &out);
 
 /// out = lhs + rhs with numpy broadcasting over all dims (right-aligned).
 Status add(const Tensor &lhs, const Tensor &rhs, Tensor &out);
@@ -110,6 +130,15 @@ Status slice(const Tensor &input, const std::vector<int64_t> &offsets,
              const std::vector<int64_t> &sizes,
              const std::vector<int64_t> &strides, Tensor &out);
 
+/// `dest` with `source` written into the block that starts at `offsets` and
+/// takes source.shape[d] elements `strides[d]` apart along each dim d
+/// (tensor.insert_slice with static offsets, sizes and strides, same rank;
+/// the adjoint of `slice`). Every index written must be inside `dest`;
+/// strides are >= 1.
+Status insertSlice(const Tensor &source, const Tensor &dest,
+                   const std::vector<int64_t> &offsets,
+                   const std::vector<int64_t> &strides, Tensor &out);
+
 /// One level of a multi-scale feature map: rows [start, start + height*width)
 /// of the value tensor, stored row-major (h, w).
 struct SpatialLevel {
@@ -138,6 +167,15 @@ Status bilinearGather(const Tensor &value, const Tensor &locations,
 /// or a coordinate is not finite.
 Status gatherPixels(const Tensor &value, const Tensor &pixels,
                     const std::vector<SpatialLevel> &levels, Tensor &out);
+
+/// The adjoint of gatherPixels: adds cotangent vectors into the pixels.
+///   cotangent (N, Lq, M, L, P, D), pixels (N, Lq, M, L, P, 2)
+///   out       (N, Lv, M, D), Lv = sum of height*width over levels
+/// out is 0 except out[n, start_l + y*W_l + x, h, :] += cotangent[n, q, h,
+/// l, p, :] for every pixel (x, y) (rounded down) inside [0, W_l) x
+/// [0, H_l); pixels outside their level or not finite add nothing.
+Status scatterPixels(const Tensor &cotangent, const Tensor &pixels,
+                     const std::vector<SpatialLevel> &levels, Tensor &out);
 
 //===----------------------------------------------------------------------===//
 // High-level attention ops (implemented directly, not through the primitives,

@@ -866,3 +866,189 @@ func.func @gather_pixels_result(%v: tensor<1x16x4x8xf32>, %p: tensor<1x10x4x1x4x
   %0 = attn.gather_pixels %v, %p levels [4x4] : tensor<1x16x4x8xf32>, tensor<1x10x4x1x4x2xf32> -> tensor<1x10x4x1x4x2xf32>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// Primitive ops of gradients: feature_map_grad, broadcast, unbroadcast,
+// scatter_pixels
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// feature_map_grad: the cotangent has the input's type.
+func.func @feature_map_grad_cotangent_type(%x: tensor<4x8xf32>, %dy: tensor<4x4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "attn.feature_map_grad"(%x, %dy) <{kind = 2 : i32}> : (tensor<4x8xf32>, tensor<4x4xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// broadcast: the dims must broadcast at all ...
+func.func @broadcast_mismatch(%x: tensor<4x3xf32>, %like: tensor<4x8xf32>) {
+  // expected-error @+2 {{'attn.broadcast' op failed to infer returned types}}
+  // expected-error @+1 {{shapes of input and like (4x3 and 4x8) do not broadcast}}
+  %0 = attn.broadcast %x like %like : tensor<4x3xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// ... and to `like` itself: not to a lower rank ...
+func.func @broadcast_lower_rank(%x: tensor<2x4x8xf32>, %like: tensor<4x8xf32>) {
+  // expected-error @+2 {{'attn.broadcast' op failed to infer returned types}}
+  // expected-error @+1 {{shape 2x4x8 does not broadcast to 4x8 (input and like)}}
+  %0 = attn.broadcast %x like %like : tensor<2x4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// ... nor into a size-1 dim of `like`.
+func.func @broadcast_into_unit_dim(%x: tensor<4x8xf32>, %like: tensor<1x8xf32>) {
+  // expected-error @+2 {{'attn.broadcast' op failed to infer returned types}}
+  // expected-error @+1 {{shape 4x8 does not broadcast to 1x8 (input and like)}}
+  %0 = attn.broadcast %x like %like : tensor<4x8xf32>, tensor<1x8xf32> -> tensor<1x8xf32>
+  return
+}
+
+// -----
+
+// broadcast: the result has the shape of `like`.
+func.func @broadcast_result(%x: tensor<4x1xf32>, %like: tensor<4x8xf32>) {
+  // expected-error @+2 {{'attn.broadcast' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.broadcast' op inferred type(s) 'tensor<4x8xf32>' are incompatible with return type(s) of operation 'tensor<4x1xf32>'}}
+  %0 = attn.broadcast %x like %like : tensor<4x1xf32>, tensor<4x8xf32> -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+// unbroadcast: `like` must broadcast to the input at all ...
+func.func @unbroadcast_mismatch(%x: tensor<4x8xf32>, %like: tensor<4x3xf32>) {
+  // expected-error @+2 {{'attn.unbroadcast' op failed to infer returned types}}
+  // expected-error @+1 {{shapes of like and input (4x3 and 4x8) do not broadcast}}
+  %0 = attn.unbroadcast %x like %like : tensor<4x8xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+// ... and to the input itself: `like` has no more dims ...
+func.func @unbroadcast_higher_rank(%x: tensor<4x8xf32>, %like: tensor<2x4x8xf32>) {
+  // expected-error @+2 {{'attn.unbroadcast' op failed to infer returned types}}
+  // expected-error @+1 {{shape 2x4x8 does not broadcast to 4x8 (like and input)}}
+  %0 = attn.unbroadcast %x like %like : tensor<4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+// ... and no dim > 1 where the input has 1.
+func.func @unbroadcast_from_unit_dim(%x: tensor<1x8xf32>, %like: tensor<4x8xf32>) {
+  // expected-error @+2 {{'attn.unbroadcast' op failed to infer returned types}}
+  // expected-error @+1 {{shape 4x8 does not broadcast to 1x8 (like and input)}}
+  %0 = attn.unbroadcast %x like %like : tensor<1x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// unbroadcast: the result has the shape of `like`.
+func.func @unbroadcast_result(%x: tensor<4x8xf32>, %like: tensor<1x8xf32>) {
+  // expected-error @+2 {{'attn.unbroadcast' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.unbroadcast' op inferred type(s) 'tensor<1x8xf32>' are incompatible with return type(s) of operation 'tensor<4x8xf32>'}}
+  %0 = attn.unbroadcast %x like %like : tensor<4x8xf32>, tensor<1x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// scatter_pixels: at least one level ...
+func.func @scatter_pixels_no_levels(%dy: tensor<1x10x4x1x4x8xf32>, %p: tensor<1x10x4x1x4x2xf32>) {
+  // expected-error @+2 {{'attn.scatter_pixels' op failed to infer returned types}}
+  // expected-error @+1 {{levels must list at least one HxW pair, got 0 sizes}}
+  %0 = attn.scatter_pixels %dy, %p levels [] : tensor<1x10x4x1x4x8xf32>, tensor<1x10x4x1x4x2xf32> -> tensor<1x16x4x8xf32>
+  return
+}
+
+// -----
+
+// ... of positive sizes ...
+func.func @scatter_pixels_empty_level(%dy: tensor<1x10x4x1x4x8xf32>, %p: tensor<1x10x4x1x4x2xf32>) {
+  // expected-error @+2 {{'attn.scatter_pixels' op failed to infer returned types}}
+  // expected-error @+1 {{level 0 has size 0x4; heights and widths must be positive}}
+  %0 = attn.scatter_pixels %dy, %p levels [0x4] : tensor<1x10x4x1x4x8xf32>, tensor<1x10x4x1x4x2xf32> -> tensor<1x16x4x8xf32>
+  return
+}
+
+// -----
+
+// ... that fit in an index.
+func.func @scatter_pixels_huge_level(%dy: tensor<1x10x4x1x4x8xf32>, %p: tensor<1x10x4x1x4x2xf32>) {
+  // expected-error @+2 {{'attn.scatter_pixels' op failed to infer returned types}}
+  // expected-error @+1 {{level sizes are too large}}
+  %0 = attn.scatter_pixels %dy, %p levels [65536x65536] : tensor<1x10x4x1x4x8xf32>, tensor<1x10x4x1x4x2xf32> -> tensor<1x16x4x8xf32>
+  return
+}
+
+// -----
+
+// scatter_pixels: the cotangent is (N, queries, heads, levels, points,
+// channels) ...
+func.func @scatter_pixels_cotangent_rank(%dy: tensor<1x10x4x4x8xf32>, %p: tensor<1x10x4x1x4x2xf32>) {
+  // expected-error @+2 {{'attn.scatter_pixels' op failed to infer returned types}}
+  // expected-error @+1 {{cotangent must have rank 6 (N, queries, heads, levels, points, channels), got rank 5 (1x10x4x4x8)}}
+  %0 = attn.scatter_pixels %dy, %p levels [4x4] : tensor<1x10x4x4x8xf32>, tensor<1x10x4x1x4x2xf32> -> tensor<1x16x4x8xf32>
+  return
+}
+
+// -----
+
+// ... and the pixels (N, queries, heads, levels, points, 2) ...
+func.func @scatter_pixels_pixels_rank(%dy: tensor<1x10x4x1x4x8xf32>, %p: tensor<1x10x4x4x2xf32>) {
+  // expected-error @+2 {{'attn.scatter_pixels' op failed to infer returned types}}
+  // expected-error @+1 {{pixels must have rank 6 (N, queries, heads, levels, points, 2), got rank 5 (1x10x4x4x2)}}
+  %0 = attn.scatter_pixels %dy, %p levels [4x4] : tensor<1x10x4x1x4x8xf32>, tensor<1x10x4x4x2xf32> -> tensor<1x16x4x8xf32>
+  return
+}
+
+// -----
+
+// ... with one level dim entry per listed level ...
+func.func @scatter_pixels_levels(%dy: tensor<1x10x4x1x4x8xf32>, %p: tensor<1x10x4x1x4x2xf32>) {
+  // expected-error @+2 {{'attn.scatter_pixels' op failed to infer returned types}}
+  // expected-error @+1 {{pixels have 1 levels but `levels` lists 2}}
+  %0 = attn.scatter_pixels %dy, %p levels [4x4, 2x2] : tensor<1x10x4x1x4x8xf32>, tensor<1x10x4x1x4x2xf32> -> tensor<1x20x4x8xf32>
+  return
+}
+
+// -----
+
+// ... ending in (x, y) ...
+func.func @scatter_pixels_not_pairs(%dy: tensor<1x10x4x1x4x8xf32>, %p: tensor<1x10x4x1x4x3xf32>) {
+  // expected-error @+2 {{'attn.scatter_pixels' op failed to infer returned types}}
+  // expected-error @+1 {{pixels must end in a dim of 2 (x, y), got 3}}
+  %0 = attn.scatter_pixels %dy, %p levels [4x4] : tensor<1x10x4x1x4x8xf32>, tensor<1x10x4x1x4x3xf32> -> tensor<1x16x4x8xf32>
+  return
+}
+
+// -----
+
+// ... and agreeing with the cotangent on every sample dim.
+func.func @scatter_pixels_samples(%dy: tensor<1x10x4x1x4x8xf32>, %p: tensor<1x10x4x1x3x2xf32>) {
+  // expected-error @+2 {{'attn.scatter_pixels' op failed to infer returned types}}
+  // expected-error @+1 {{cotangent 1x10x4x1x4x8 and pixels 1x10x4x1x3x2 must agree in (N, queries, heads, levels, points)}}
+  %0 = attn.scatter_pixels %dy, %p levels [4x4] : tensor<1x10x4x1x4x8xf32>, tensor<1x10x4x1x3x2xf32> -> tensor<1x16x4x8xf32>
+  return
+}
+
+// -----
+
+// scatter_pixels: the result has the levels' rows and the cotangent's
+// channels.
+func.func @scatter_pixels_result(%dy: tensor<1x10x4x1x4x8xf32>, %p: tensor<1x10x4x1x4x2xf32>) {
+  // expected-error @+2 {{'attn.scatter_pixels' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.scatter_pixels' op inferred type(s) 'tensor<1x16x4x8xf32>' are incompatible with return type(s) of operation 'tensor<1x17x4x8xf32>'}}
+  %0 = attn.scatter_pixels %dy, %p levels [4x4] : tensor<1x10x4x1x4x8xf32>, tensor<1x10x4x1x4x2xf32> -> tensor<1x17x4x8xf32>
+  return
+}

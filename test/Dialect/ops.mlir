@@ -438,3 +438,61 @@ func.func @floor_gather_pixels(%v: tensor<2x20x3x8xf32>, %p: tensor<2x5x3x2x4x2x
   %3 = attn.gather_pixels %dv, %dp levels [4x4, 2x2] : tensor<?x20x3x8xf64>, tensor<?x?x3x2x4x2xf64> -> tensor<?x?x3x2x4x8xf64>
   return
 }
+
+// -----
+
+// The primitives of gradients: feature_map_grad (every kind, elementwise,
+// dynamic dims, f64) and prefix_sum `reverse`, alone and after `exclusive`.
+// CHECK-LABEL: func.func @feature_map_grad_reverse_scan
+// CHECK-SAME: (%[[X:[a-z0-9_]+]]: tensor<?x128x?xf32>, %[[DY:[a-z0-9_]+]]: tensor<?x128x?xf32>, %[[Y:[a-z0-9_]+]]: tensor<16x16xf64>)
+// CHECK: attn.feature_map_grad identity %[[X]], %[[DY]] : tensor<?x128x?xf32>
+// CHECK: attn.feature_map_grad elu_plus_one %[[X]], %[[DY]] : tensor<?x128x?xf32>
+// CHECK: attn.feature_map_grad relu %[[Y]], %[[Y]] : tensor<16x16xf64>
+// CHECK: attn.prefix_sum %[[X]] dim 1 reverse : tensor<?x128x?xf32>
+// CHECK: attn.prefix_sum %[[Y]] dim 0 exclusive reverse : tensor<16x16xf64>
+func.func @feature_map_grad_reverse_scan(%x: tensor<?x128x?xf32>, %dy: tensor<?x128x?xf32>, %y: tensor<16x16xf64>) {
+  %0 = attn.feature_map_grad identity %x, %dy : tensor<?x128x?xf32>
+  %1 = attn.feature_map_grad elu_plus_one %x, %dy : tensor<?x128x?xf32>
+  %2 = attn.feature_map_grad relu %y, %y : tensor<16x16xf64>
+  %3 = attn.prefix_sum %x dim 1 reverse : tensor<?x128x?xf32>
+  %4 = attn.prefix_sum %y dim 0 exclusive reverse : tensor<16x16xf64>
+  return
+}
+
+// -----
+
+// attn.broadcast: to a higher rank and along size-1 dims; a dynamic `like`
+// dim gives a dynamic result. attn.unbroadcast: the reverse; a dynamic
+// `like` dim (1 or not at run time) stays dynamic.
+// CHECK-LABEL: func.func @broadcast_unbroadcast
+// CHECK-SAME: (%[[R:[a-z0-9_]+]]: tensor<8x128x1xf32>, %[[S:[a-z0-9_]+]]: tensor<8x128x128xf32>, %[[M:[a-z0-9_]+]]: tensor<128x128xf32>, %[[D:[a-z0-9_]+]]: tensor<?x128xf32>)
+// CHECK: attn.broadcast %[[R]] like %[[S]] : tensor<8x128x1xf32>, tensor<8x128x128xf32> -> tensor<8x128x128xf32>
+// CHECK: attn.broadcast %[[M]] like %[[S]] : tensor<128x128xf32>, tensor<8x128x128xf32> -> tensor<8x128x128xf32>
+// CHECK: attn.broadcast %[[M]] like %[[D]] : tensor<128x128xf32>, tensor<?x128xf32> -> tensor<?x128xf32>
+// CHECK: attn.unbroadcast %[[S]] like %[[R]] : tensor<8x128x128xf32>, tensor<8x128x1xf32> -> tensor<8x128x1xf32>
+// CHECK: attn.unbroadcast %[[S]] like %[[M]] : tensor<8x128x128xf32>, tensor<128x128xf32> -> tensor<128x128xf32>
+// CHECK: attn.unbroadcast %[[S]] like %[[D]] : tensor<8x128x128xf32>, tensor<?x128xf32> -> tensor<?x128xf32>
+func.func @broadcast_unbroadcast(%r: tensor<8x128x1xf32>, %s: tensor<8x128x128xf32>, %m: tensor<128x128xf32>, %d: tensor<?x128xf32>) {
+  %0 = attn.broadcast %r like %s : tensor<8x128x1xf32>, tensor<8x128x128xf32> -> tensor<8x128x128xf32>
+  %1 = attn.broadcast %m like %s : tensor<128x128xf32>, tensor<8x128x128xf32> -> tensor<8x128x128xf32>
+  %2 = attn.broadcast %m like %d : tensor<128x128xf32>, tensor<?x128xf32> -> tensor<?x128xf32>
+  %3 = attn.unbroadcast %s like %r : tensor<8x128x128xf32>, tensor<8x128x1xf32> -> tensor<8x128x1xf32>
+  %4 = attn.unbroadcast %s like %m : tensor<8x128x128xf32>, tensor<128x128xf32> -> tensor<128x128xf32>
+  %5 = attn.unbroadcast %s like %d : tensor<8x128x128xf32>, tensor<?x128xf32> -> tensor<?x128xf32>
+  return
+}
+
+// -----
+
+// attn.scatter_pixels, the adjoint of gather_pixels: the result has the
+// levels' rows; dynamic batch and queries.
+// CHECK-LABEL: func.func @scatter_pixels
+// CHECK-SAME: (%[[DY:[a-z0-9_]+]]: tensor<2x5x3x2x4x8xf32>, %[[P:[a-z0-9_]+]]: tensor<2x5x3x2x4x2xf32>, %[[DDY:[a-z0-9_]+]]: tensor<?x?x3x2x4x8xf64>, %[[DP:[a-z0-9_]+]]: tensor<?x?x3x2x4x2xf64>)
+// CHECK: attn.scatter_pixels %[[DY]], %[[P]] levels [4x4, 2x2] : tensor<2x5x3x2x4x8xf32>, tensor<2x5x3x2x4x2xf32> -> tensor<2x20x3x8xf32>
+// CHECK: attn.scatter_pixels %[[DDY]], %[[DP]] levels [4x4, 2x2] : tensor<?x?x3x2x4x8xf64>, tensor<?x?x3x2x4x2xf64> -> tensor<?x20x3x8xf64>
+func.func @scatter_pixels(%dy: tensor<2x5x3x2x4x8xf32>, %p: tensor<2x5x3x2x4x2xf32>,
+                          %ddy: tensor<?x?x3x2x4x8xf64>, %dp: tensor<?x?x3x2x4x2xf64>) {
+  %0 = attn.scatter_pixels %dy, %p levels [4x4, 2x2] : tensor<2x5x3x2x4x8xf32>, tensor<2x5x3x2x4x2xf32> -> tensor<2x20x3x8xf32>
+  %1 = attn.scatter_pixels %ddy, %dp levels [4x4, 2x2] : tensor<?x?x3x2x4x8xf64>, tensor<?x?x3x2x4x2xf64> -> tensor<?x20x3x8xf64>
+  return
+}
