@@ -73,9 +73,14 @@ def normalize(x, kind, dim, eps=0.0):
     raise ValueError("unknown norm kind %r" % kind)
 
 
-def prefix_sum(x, dim, exclusive=False):
+def prefix_sum(x, dim, exclusive=False, reverse=False):
+    """Sum over j <= i (j < i when exclusive); with reverse over j >= i
+    (j > i), the suffix sum."""
     x = np.asarray(x, np.float64)
-    inclusive = np.cumsum(x, axis=dim)
+    if reverse:
+        inclusive = np.flip(np.cumsum(np.flip(x, dim), axis=dim), dim)
+    else:
+        inclusive = np.cumsum(x, axis=dim)
     return inclusive - x if exclusive else inclusive
 
 
@@ -85,6 +90,84 @@ def causal_mask(x, fill=-np.inf):
     i = np.arange(n)[:, None]
     j = np.arange(m)[None, :]
     return np.where(j > i, fill, x)
+
+
+# ---------------------------------------------------------------------------
+# Primitives of gradients (--attn-grad)
+# ---------------------------------------------------------------------------
+
+
+def feature_map_grad(x, dy, kind):
+    """dy * phi'(x): 1 (identity); 1 if x > 0 else exp(x) (elu_plus_one);
+    1 if x > 0 else 0 (relu, 0 at x = 0)."""
+    x = np.asarray(x, np.float64)
+    dy = np.asarray(dy, np.float64)
+    assert x.shape == dy.shape
+    if kind == "identity":
+        d = np.ones_like(x)
+    elif kind == "elu_plus_one":
+        d = np.where(x > 0, 1.0, np.exp(np.minimum(x, 0.0)))
+    elif kind == "relu":
+        d = np.where(x > 0, 1.0, 0.0)
+    else:
+        raise ValueError("unknown feature map %r" % kind)
+    return dy * d
+
+
+def broadcast(x, shape):
+    """numpy broadcasting of x to exactly `shape`."""
+    return np.broadcast_to(np.asarray(x, np.float64), tuple(shape)).copy()
+
+
+def unbroadcast(g, shape):
+    """Sum g over the dims in which a tensor of `shape` broadcasts to g's
+    shape: the leading dims `shape` lacks, and where `shape` has 1."""
+    g = np.asarray(g, np.float64)
+    shape = tuple(shape)
+    lead = g.ndim - len(shape)
+    assert lead >= 0
+    g = g.sum(axis=tuple(range(lead))) if lead else g
+    for d, size in enumerate(shape):
+        if size == 1:
+            g = g.sum(axis=d, keepdims=True)
+        else:
+            assert g.shape[d] == size
+    return g
+
+
+def scatter_pixels(dy, pixels, levels):
+    """The adjoint of gather_pixels: out (N, sum H W, M, D), zero except
+    out[n, start_l + y W_l + x, h] += dy[n, q, h, l, p] for every pixel
+    (x, y) = floor(pixels[n, q, h, l, p]) inside level l (finite)."""
+    dy = np.asarray(dy, np.float64)
+    pixels = np.asarray(pixels, np.float64)
+    N, Lq, M, L, P, D = dy.shape
+    assert pixels.shape == (N, Lq, M, L, P, 2) and L == len(levels)
+    starts = np.concatenate([[0], np.cumsum([h * w for h, w in levels])])
+    out = np.zeros((N, int(starts[-1]), M, D))
+    with np.errstate(invalid="ignore"):
+        x = np.floor(pixels[..., 0])
+        y = np.floor(pixels[..., 1])
+    for lid, (H, W) in enumerate(levels):
+        xl, yl = x[:, :, :, lid], y[:, :, :, lid]        # (N, Lq, M, P)
+        ok = np.isfinite(xl) & np.isfinite(yl)
+        ok &= (xl >= 0) & (xl < W) & (yl >= 0) & (yl < H)
+        n, q, h, p = np.nonzero(ok)
+        rows = starts[lid] + yl[ok].astype(np.int64) * W + \
+            xl[ok].astype(np.int64)
+        np.add.at(out, (n, rows, h), dy[n, q, h, lid, p])
+    return out
+
+
+def insert_slice(src, dest, offsets, strides):
+    """dest with src written at offsets[d] + i * strides[d] along each dim."""
+    out = np.asarray(dest, np.float64).copy()
+    src = np.asarray(src, np.float64)
+    index = tuple(slice(o, o + (n - 1) * s + 1, s)
+                  for o, n, s in zip(offsets, src.shape, strides))
+    assert out[index].shape == src.shape
+    out[index] = src
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -241,6 +324,7 @@ def bilinear_gather(value, loc, levels, align_corners=False):
 # ---------------------------------------------------------------------------
 
 LEVELS = [(6, 5), (3, 4), (2, 2)]
+SCATTER_LEVELS = [(3, 4), (2, 3)]
 EXT = [("softmax", "queries"), ("sum", "keys", 1e-9)]
 
 
@@ -325,6 +409,30 @@ CASES = {
     "gather": lambda a: bilinear_gather(a["value"], a["loc"], LEVELS),
     "gather_ac": lambda a: bilinear_gather(a["value"], a["loc"], LEVELS,
                                            True),
+    # Primitives of gradients; the feature map specs take x - 0.5.
+    "feature_map_grad_identity": lambda a: feature_map_grad(
+        a["x"] - 0.5, a["dy"], "identity"),
+    "feature_map_grad_elu": lambda a: feature_map_grad(
+        a["x"] - 0.5, a["dy"], "elu_plus_one"),
+    "feature_map_grad_relu": lambda a: feature_map_grad(
+        a["x"] - 0.5, a["dy"], "relu"),
+    "broadcast_rank": lambda a: broadcast(a["x"], a["like"].shape),
+    "broadcast_dyn": lambda a: broadcast(a["x"], a["like"].shape),
+    "unbroadcast_rank": lambda a: unbroadcast(a["g"], a["like"].shape),
+    "unbroadcast_unit": lambda a: unbroadcast(a["g"], a["like"].shape),
+    "unbroadcast_dyn": lambda a: unbroadcast(a["g"], a["like"].shape),
+    "prefix_sum_reverse": lambda a: prefix_sum(a["x"], 1, reverse=True),
+    "prefix_sum_reverse_exclusive": lambda a: prefix_sum(
+        a["x"], 2, exclusive=True, reverse=True),
+    "prefix_sum_reverse_dyn": lambda a: prefix_sum(a["x"], 0, reverse=True),
+    "scatter_pixels": lambda a: scatter_pixels(a["dy"], a["pixels"],
+                                               SCATTER_LEVELS),
+    "scatter_pixels_spread": lambda a: scatter_pixels(
+        a["dy"], 8.0 * a["u"] - 2.0, SCATTER_LEVELS),
+    "insert_slice": lambda a: insert_slice(a["src"], a["dest"], (1, 0),
+                                           (1, 3)),
+    "insert_slice_dyn": lambda a: insert_slice(a["src"], a["dest"], (1, 1),
+                                               (2, 1)),
 }
 
 
@@ -402,6 +510,27 @@ def self_test():
                     "scaling"), np.full((4, 1), 0.5))
     close(causal_mask(np.ones((2, 3)), 0.0), [[1, 0, 0], [1, 1, 0]])
     close(normalize(np.array([[1.0, 3.0]]), "sum", 1, 1.0), [[0.2, 0.6]])
+    # Primitives of gradients.
+    close(feature_map_grad(np.array([-1.0, 0.0, 2.0]), np.full(3, 2.0),
+                           "elu_plus_one"), [2.0 * np.exp(-1.0), 2.0, 2.0])
+    close(feature_map_grad(np.array([-1.0, 0.0, 2.0]), np.full(3, 2.0),
+                          "relu"), [0.0, 0.0, 2.0])
+    close(unbroadcast(np.arange(6.0).reshape(1, 2, 3), (2, 1)), [[3.0], [12.0]])
+    close(broadcast(np.array([[1.0], [2.0]]), (2, 2, 3))[1],
+          [[1.0] * 3, [2.0] * 3])
+    close(prefix_sum(np.array([1.0, 2.0, 4.0]), 0, reverse=True), [7, 6, 4])
+    close(prefix_sum(np.array([1.0, 2.0, 4.0]), 0, True, True), [6, 4, 0])
+    close(insert_slice(np.ones((2, 1)), np.zeros((3, 2)), (0, 1), (2, 1)),
+          [[0, 1], [0, 0], [0, 1]])
+    # Levels 1x2 (rows 0, 1) and 2x1 (rows 2, 3). Level 0: (1, 0), (1.9,
+    # 0.5) and (1.5, 0) all floor to row 1 (1 + 2 + 16), (0, 1) is below
+    # it. Level 1: only (0, 1) is inside, row 3 (8). NaN adds nothing.
+    dy = np.array([1.0, 2.0, 4.0, 8.0, 16.0]).reshape(1, 1, 1, 1, 5, 1)
+    px = np.array([[1, 0], [1.9, 0.5], [np.nan, 0], [0, 1], [1.5, 0]])
+    both = np.concatenate([dy, dy], axis=3)
+    pxs = np.stack([px, px]).reshape(1, 1, 1, 2, 5, 2)
+    close(scatter_pixels(both, pxs, [(1, 2), (2, 1)]).ravel(),
+          [0.0, 19.0, 0.0, 8.0])
     print("oracle self-test OK")
     return 0
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Write hand-made inputs for the oracle tests that `attn-run --random` cannot
 produce ([0,1) only): signed feature-map inputs, -inf mask entries, deformable sampling
-locations in [-0.3, 1.3) plus exact border/corner cases.
+locations in [-0.3, 1.3) plus exact border/corner cases, and integer pixels
+in and around the levels of scatter_pixels (with fractions, NaN and inf).
 
 Usage: gen_inputs.py CASE DIR SEED   (writes DIR/<argname>.npy)
 """
@@ -60,6 +61,41 @@ def neginf_mask(rng):
     return {k: v.astype(np.float32) for k, v in out.items()}
 
 
+def signed_grad(rng):
+    # x - 0.5 is the feature map's input (primitives.mlir): entries of 0.5
+    # make it exactly 0, where relu' is 0 and elu+1' is 1 from both sides.
+    x = rng.uniform(-2.0, 2.0, (3, 8))
+    x[0, :3] = 0.5
+    x[1, 0] = 0.5 + 1e-3
+    x[1, 1] = 0.5 - 1e-3
+    dy = rng.uniform(-1.0, 1.0, (3, 8))
+    return {"x": x.astype(np.float32), "dy": dy.astype(np.float32)}
+
+
+SCATTER_LEVELS = [(3, 4), (2, 3)]
+
+
+def scatter_inputs(rng):
+    # Pixels (N, Lq, M, L, P, 2) = (2, 3, 2, 2, 4, 2) in [-1.5, 5.5): inside
+    # and outside both levels, fractional (rounded down). Sample (n=0, q=0)
+    # pins every border of each level: x in {-1, 0, W-1, W} against y in
+    # {0, H-1, -1, H}, a coordinate just below 0, and NaN / inf.
+    N, Lq, M, L, P = 2, 3, 2, 2, 4
+    pixels = rng.uniform(-1.5, 5.5, (N, Lq, M, L, P, 2))
+    for lid, (h, w) in enumerate(SCATTER_LEVELS):
+        pins = [(-1, 0), (0, h - 1), (w - 1, -1), (w, h - 1),
+                (w - 1, h), (w - 0.5, h - 0.5), (-1e-6, 0), (0, -1e-6)]
+        for k, xy in enumerate(pins):
+            pixels[0, 0, k // P, lid, k % P] = xy
+        pixels[1, 0, 0, lid, 0] = (np.nan, 0)
+        pixels[1, 0, 0, lid, 1] = (0, np.inf)
+        pixels[1, 0, 1, lid, 2] = (-np.inf, 1)
+        # Several samples of one head on the same pixel: their sum.
+        pixels[1, 1:, 1, lid, 3] = (1.25, 1.75)
+    dy = rng.uniform(-1.0, 1.0, (N, Lq, M, L, P, 3))
+    return {"dy": dy.astype(np.float32), "pixels": pixels.astype(np.float32)}
+
+
 CASES = {
     "softmax_mask_neginf": neginf_mask,
     "sum_elu_signed": lambda r: signed_qkv(r, [(2, 4, 3), (2, 5, 3), (2, 5, 2)], np.float32),
@@ -74,6 +110,10 @@ CASES = {
     "deform_ac_f64": lambda r: deform_inputs(r, np.float64),
     "gather": lambda r: deform_inputs(r, np.float32, False),
     "gather_ac": lambda r: deform_inputs(r, np.float32, False),
+    "feature_map_grad_identity": signed_grad,
+    "feature_map_grad_elu": signed_grad,
+    "feature_map_grad_relu": signed_grad,
+    "scatter_pixels": scatter_inputs,
 }
 
 

@@ -116,3 +116,111 @@ func.func @gather_ac(%value: tensor<2x46x2x3xf32>, %loc: tensor<2x3x2x3x2x2xf32>
       : tensor<2x46x2x3xf32>, tensor<2x3x2x3x2x2xf32> -> tensor<2x3x2x3x2x3xf32>
   return %o : tensor<2x3x2x3x2x3xf32>
 }
+
+// The primitives of gradients (--attn-grad). The feature map derivatives
+// take x - 0.5, so that attn-run --random inputs in [0, 1) reach both
+// branches (x > 0 and x <= 0) too.
+
+func.func @feature_map_grad_identity(%x: tensor<3x8xf32>, %dy: tensor<3x8xf32>) -> tensor<3x8xf32> {
+  %half = arith.constant dense<-5.000000e-01> : tensor<1xf32>
+  %s = attn.add %x, %half : tensor<3x8xf32>, tensor<1xf32> -> tensor<3x8xf32>
+  %o = attn.feature_map_grad identity %s, %dy : tensor<3x8xf32>
+  return %o : tensor<3x8xf32>
+}
+
+func.func @feature_map_grad_elu(%x: tensor<3x8xf32>, %dy: tensor<3x8xf32>) -> tensor<3x8xf32> {
+  %half = arith.constant dense<-5.000000e-01> : tensor<1xf32>
+  %s = attn.add %x, %half : tensor<3x8xf32>, tensor<1xf32> -> tensor<3x8xf32>
+  %o = attn.feature_map_grad elu_plus_one %s, %dy : tensor<3x8xf32>
+  return %o : tensor<3x8xf32>
+}
+
+func.func @feature_map_grad_relu(%x: tensor<?x8xf32>, %dy: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %half = arith.constant dense<-5.000000e-01> : tensor<1xf32>
+  %s = attn.add %x, %half : tensor<?x8xf32>, tensor<1xf32> -> tensor<?x8xf32>
+  %o = attn.feature_map_grad relu %s, %dy : tensor<?x8xf32>
+  return %o : tensor<?x8xf32>
+}
+
+// Rank-increasing (a leading dim of 2) and along a size-1 dim.
+func.func @broadcast_rank(%x: tensor<3x1xf32>, %like: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %o = attn.broadcast %x like %like : tensor<3x1xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  return %o : tensor<2x3x4xf32>
+}
+
+// A dynamic input dim: with --dynamic-size 1 it stretches to 3, with 3 it
+// is kept (and the last dim of `like` stretches the input's 1).
+func.func @broadcast_dyn(%x: tensor<?x1xf32>, %like: tensor<2x3x?xf32>) -> tensor<2x3x?xf32> {
+  %o = attn.broadcast %x like %like : tensor<?x1xf32>, tensor<2x3x?xf32> -> tensor<2x3x?xf32>
+  return %o : tensor<2x3x?xf32>
+}
+
+// The adjoint of broadcast_rank: sums over the leading dim and the last.
+func.func @unbroadcast_rank(%g: tensor<2x3x4xf32>, %like: tensor<3x1xf32>) -> tensor<3x1xf32> {
+  %o = attn.unbroadcast %g like %like : tensor<2x3x4xf32>, tensor<3x1xf32> -> tensor<3x1xf32>
+  return %o : tensor<3x1xf32>
+}
+
+// Same rank, size-1 dims outermost and innermost.
+func.func @unbroadcast_unit(%g: tensor<2x3x4xf32>, %like: tensor<1x3x1xf32>) -> tensor<1x3x1xf32> {
+  %o = attn.unbroadcast %g like %like : tensor<2x3x4xf32>, tensor<1x3x1xf32> -> tensor<1x3x1xf32>
+  return %o : tensor<1x3x1xf32>
+}
+
+// A dynamic `like` dim: with --dynamic-size 1 the sum runs over it too,
+// with 3 it is kept.
+func.func @unbroadcast_dyn(%g: tensor<2x3x4xf32>, %like: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %o = attn.unbroadcast %g like %like : tensor<2x3x4xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
+  return %o : tensor<?x4xf32>
+}
+
+func.func @prefix_sum_reverse(%x: tensor<2x5x3xf32>) -> tensor<2x5x3xf32> {
+  %o = attn.prefix_sum %x dim 1 reverse : tensor<2x5x3xf32>
+  return %o : tensor<2x5x3xf32>
+}
+
+// Exclusive, along the innermost dim.
+func.func @prefix_sum_reverse_exclusive(%x: tensor<2x3x5xf32>) -> tensor<2x3x5xf32> {
+  %o = attn.prefix_sum %x dim 2 exclusive reverse : tensor<2x3x5xf32>
+  return %o : tensor<2x3x5xf32>
+}
+
+// A scan of dynamic length.
+func.func @prefix_sum_reverse_dyn(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %o = attn.prefix_sum %x dim 0 reverse : tensor<?x3xf32>
+  return %o : tensor<?x3xf32>
+}
+
+// Levels 3x4 (rows 0..11) and 2x3 (rows 12..17).
+func.func @scatter_pixels(%dy: tensor<2x3x2x2x4x3xf32>, %pixels: tensor<2x3x2x2x4x2xf32>) -> tensor<2x18x2x3xf32> {
+  %o = attn.scatter_pixels %dy, %pixels levels [3x4, 2x3]
+      : tensor<2x3x2x2x4x3xf32>, tensor<2x3x2x2x4x2xf32> -> tensor<2x18x2x3xf32>
+  return %o : tensor<2x18x2x3xf32>
+}
+
+// scatter_pixels at pixels 8 u - 2 for u in [0, 1): attn-run --random
+// inputs then fall inside and outside both levels, on every side (8 and 2
+// keep the f32 pixels exact where they are >= 0, so the kernel and the
+// reference floor them alike).
+func.func @scatter_pixels_spread(%dy: tensor<2x3x2x2x4x3xf32>, %u: tensor<2x3x2x2x4x2xf32>) -> tensor<2x18x2x3xf32> {
+  %two = arith.constant dense<-2.000000e+00> : tensor<1xf32>
+  %s = attn.scale %u by 8.000000e+00 : tensor<2x3x2x2x4x2xf32>
+  %pixels = attn.add %s, %two : tensor<2x3x2x2x4x2xf32>, tensor<1xf32> -> tensor<2x3x2x2x4x2xf32>
+  %o = attn.scatter_pixels %dy, %pixels levels [3x4, 2x3]
+      : tensor<2x3x2x2x4x3xf32>, tensor<2x3x2x2x4x2xf32> -> tensor<2x18x2x3xf32>
+  return %o : tensor<2x18x2x3xf32>
+}
+
+// The adjoint of tensor.extract_slice: a strided 2x2 block into 3x5.
+func.func @insert_slice(%src: tensor<2x2xf32>, %dest: tensor<3x5xf32>) -> tensor<3x5xf32> {
+  %o = tensor.insert_slice %src into %dest[1, 0] [2, 2] [1, 3]
+      : tensor<2x2xf32> into tensor<3x5xf32>
+  return %o : tensor<3x5xf32>
+}
+
+// Into a dest with a dynamic dim (its rows are checked at run time).
+func.func @insert_slice_dyn(%src: tensor<2x3xf32>, %dest: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %o = tensor.insert_slice %src into %dest[1, 1] [2, 3] [2, 1]
+      : tensor<2x3xf32> into tensor<?x4xf32>
+  return %o : tensor<?x4xf32>
+}
