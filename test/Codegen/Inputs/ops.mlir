@@ -110,3 +110,86 @@ func.func @ratio_dynamic_f64(%num: tensor<?x6xf64>, %den: tensor<?x1xf64>) -> te
   %p = attn.mul %q, %num : tensor<?x6xf64>, tensor<?x6xf64> -> tensor<?x6xf64>
   return %p : tensor<?x6xf64>
 }
+
+// The primitives of gradients at sizes that take the other schedule paths:
+// an unbroadcast over 3 x 700 positions (the rfactor chunks), f64, and one
+// along rows (the last dim summed, with a middle one).
+func.func @unbroadcast_positions_f64(%g: tensor<3x700x9xf64>, %like: tensor<1x9xf64>) -> tensor<1x9xf64> {
+  %s = attn.unbroadcast %g like %like : tensor<3x700x9xf64>, tensor<1x9xf64> -> tensor<1x9xf64>
+  return %s : tensor<1x9xf64>
+}
+
+func.func @unbroadcast_rows(%g: tensor<5x7x300xf32>, %like: tensor<5x1x1xf32>) -> tensor<5x1x1xf32> {
+  %s = attn.unbroadcast %g like %like : tensor<5x7x300xf32>, tensor<5x1x1xf32> -> tensor<5x1x1xf32>
+  return %s : tensor<5x1x1xf32>
+}
+
+// Reverse prefix sums along the first and the last dim, inclusive then
+// exclusive.
+func.func @reverse_prefix_sums(%x: tensor<5x7x3xf32>) -> tensor<5x7x3xf32> {
+  %a = attn.prefix_sum %x dim 0 reverse : tensor<5x7x3xf32>
+  %b = attn.prefix_sum %a dim 2 exclusive reverse : tensor<5x7x3xf32>
+  return %b : tensor<5x7x3xf32>
+}
+
+// broadcast of dynamic sizes, f64, over 33 channels (no whole vectors).
+func.func @broadcast_dynamic_f64(%x: tensor<?x1xf64>, %like: tensor<?x?x33xf64>) -> tensor<?x?x33xf64> {
+  %b = attn.broadcast %x like %like : tensor<?x1xf64>, tensor<?x?x33xf64> -> tensor<?x?x33xf64>
+  return %b : tensor<?x?x33xf64>
+}
+
+// feature_map_grad of elu+1 in f64 at x - 0.5 (both branches).
+func.func @feature_map_grad_f64(%x: tensor<9x33xf64>, %dy: tensor<9x33xf64>) -> tensor<9x33xf64> {
+  %half = arith.constant dense<-5.000000e-01> : tensor<1xf64>
+  %s = attn.add %x, %half : tensor<9x33xf64>, tensor<1xf64> -> tensor<9x33xf64>
+  %o = attn.feature_map_grad elu_plus_one %s, %dy : tensor<9x33xf64>
+  return %o : tensor<9x33xf64>
+}
+
+// scatter_pixels of 37 channels (a guarded vector tail) with 40 queries
+// adding into 2 small levels (many samples per row), pixels 8 u - 2 as in
+// Numerics/Inputs/primitives.mlir; and f64.
+func.func @scatter_pixels_wide(%dy: tensor<1x40x3x2x4x37xf32>, %u: tensor<1x40x3x2x4x2xf32>) -> tensor<1x18x3x37xf32> {
+  %two = arith.constant dense<-2.000000e+00> : tensor<1xf32>
+  %s = attn.scale %u by 8.000000e+00 : tensor<1x40x3x2x4x2xf32>
+  %p = attn.add %s, %two : tensor<1x40x3x2x4x2xf32>, tensor<1xf32> -> tensor<1x40x3x2x4x2xf32>
+  %o = attn.scatter_pixels %dy, %p levels [3x4, 2x3]
+      : tensor<1x40x3x2x4x37xf32>, tensor<1x40x3x2x4x2xf32> -> tensor<1x18x3x37xf32>
+  return %o : tensor<1x18x3x37xf32>
+}
+
+func.func @scatter_pixels_f64(%dy: tensor<2x5x3x2x4x8xf64>, %u: tensor<2x5x3x2x4x2xf64>) -> tensor<2x18x3x8xf64> {
+  %two = arith.constant dense<-2.000000e+00> : tensor<1xf64>
+  %s = attn.scale %u by 8.000000e+00 : tensor<2x5x3x2x4x2xf64>
+  %p = attn.add %s, %two : tensor<2x5x3x2x4x2xf64>, tensor<1xf64> -> tensor<2x5x3x2x4x2xf64>
+  %o = attn.scatter_pixels %dy, %p levels [3x4, 2x3]
+      : tensor<2x5x3x2x4x8xf64>, tensor<2x5x3x2x4x2xf64> -> tensor<2x18x3x8xf64>
+  return %o : tensor<2x18x3x8xf64>
+}
+
+// Dynamic batch, queries, points and channels: sizes that disagree at run
+// time are the kernel's error.
+func.func @scatter_pixels_dynamic(%dy: tensor<?x?x3x2x?x?xf32>, %pixels: tensor<?x?x3x2x?x2xf32>) -> tensor<?x18x3x?xf32> {
+  %o = attn.scatter_pixels %dy, %pixels levels [3x4, 2x3]
+      : tensor<?x?x3x2x?x?xf32>, tensor<?x?x3x2x?x2xf32> -> tensor<?x18x3x?xf32>
+  return %o : tensor<?x18x3x?xf32>
+}
+
+// insert_slice of a strided block into a larger dest, f64.
+func.func @insert_slice_f64(%src: tensor<2x13xf64>, %dest: tensor<6x40xf64>) -> tensor<6x40xf64> {
+  %o = tensor.insert_slice %src into %dest[2, 1] [2, 13] [3, 3]
+      : tensor<2x13xf64> into tensor<6x40xf64>
+  return %o : tensor<6x40xf64>
+}
+
+// Rank 0: a scalar broadcast to a matrix, and a matrix summed to a scalar
+// (the schedules have no dim to vectorize).
+func.func @broadcast_scalar(%s: tensor<f32>, %like: tensor<5x7xf32>) -> tensor<5x7xf32> {
+  %o = attn.broadcast %s like %like : tensor<f32>, tensor<5x7xf32> -> tensor<5x7xf32>
+  return %o : tensor<5x7xf32>
+}
+
+func.func @unbroadcast_scalar(%g: tensor<5x7xf32>, %like: tensor<f32>) -> tensor<f32> {
+  %o = attn.unbroadcast %g like %like : tensor<5x7xf32>, tensor<f32> -> tensor<f32>
+  return %o : tensor<f32>
+}
