@@ -51,17 +51,16 @@ constexpr double kGradientCheckTolerance = 1e-6;
 
 /// attn-run --check-grad: evaluates `grad` (@f_grad) with the reference
 /// runtime on `inputs` + `cotangents` and compares each argument's gradient
-/// with central finite differences of L(x) = sum(dO * f(x)) in f64: element
-/// by element for arguments of at most kElementwiseLimit elements, else
-/// along kDirections random directions v (compared as <grad, v> against
-/// (L(x + h v) - L(x - h v)) / 2h). Prints one line per argument,
-///   check-grad: @f d<name> max rel err = X (N elements | K directions)
-/// with rel err = |fd - grad| / max |grad| (elementwise) or
-/// |fd - <grad, v>| / (|grad| |v|) (directions), where max |grad| and |grad|
-/// are at least 1e-9 times the largest gradient entry of any argument (an
-/// argument behind a saturated softmax gets only rounding-sized gradient);
-/// the differences are Ridders-extrapolated to h -> 0. Fails when an error
-/// exceeds `tolerance`. The reference gradient is returned in `gradients`.
+/// with central finite differences of L(x) = sum(dO * f(x)) in f64,
+/// Ridders-extrapolated to h -> 0: every element of an argument of at most
+/// 256 elements, 32 random elements of a larger one. Prints one line per
+/// argument,
+///   check-grad: @f d<name> max rel err = X (N [of M] elements)
+/// with rel err = max |fd - grad| / max |grad|, where max |grad| is at least
+/// 1e-9 times the largest gradient entry of any argument (an argument
+/// behind a saturated softmax gets only rounding-sized gradient). Fails
+/// when an error exceeds `tolerance`. The reference gradient is returned
+/// in `gradients`.
 LogicalResult checkGradient(func::FuncOp func, func::FuncOp grad,
                             ArrayRef<::attn::runtime::Tensor> inputs,
                             ArrayRef<::attn::runtime::Tensor> cotangents,

@@ -232,8 +232,6 @@ LogicalResult mlir::attn::verifyLevels(ArrayRef<int64_t> spatialShapes,
   return success();
 }
 
-/// The checks bilinear_gather and deformable share; returns the value and
-/// location shapes' agreed (N, Lq, M, L, P, D).
 /// The number of pixels of all levels (levels already verified).
 static FailureOr<int64_t> countPixels(ArrayRef<int64_t> spatialShapes,
                                       EmitShapeError emitError) {
@@ -249,6 +247,8 @@ static FailureOr<int64_t> countPixels(ArrayRef<int64_t> spatialShapes,
   return totalPixels;
 }
 
+/// The checks bilinear_gather and deformable share; returns the value and
+/// location shapes' agreed (N, Lq, M, L, P, D).
 static FailureOr<Shape> inferSamplingDims(ArrayRef<int64_t> value,
                                           ArrayRef<int64_t> locations,
                                           ArrayRef<int64_t> spatialShapes,

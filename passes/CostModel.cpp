@@ -217,6 +217,31 @@ CostStatus mlir::attn::estimateOpCost(Operation *op, OpCost &cost) {
                // arithmetic, never in place (it reads another tensor).
                return contraction(0, 0, numElements(op.getResult()));
              })
+             .Case([](FeatureMapGradOp op) {
+               // phi'(x) (an exp at most, counted like the map) times dy.
+               return elementwise(op,
+                                  featureMapFlopsPerElement(op.getKind()) + 1);
+             })
+             .Case([](BroadcastOp op) {
+               // A copy per result element into a new tensor.
+               return contraction(0, 0, numElements(op.getResult()));
+             })
+             .Case([](UnbroadcastOp op) {
+               // One add per input element, as reduce_sum.
+               OpCost cost;
+               cost.elementwiseFlops = numElements(op.getInput());
+               cost.flops = cost.elementwiseFlops;
+               cost.floats = numElements(op.getResult());
+               return cost;
+             })
+             .Case([](ScatterPixelsOp op) {
+               // One add per cotangent element into a new tensor.
+               OpCost cost;
+               cost.elementwiseFlops = numElements(op.getCotangent());
+               cost.flops = cost.elementwiseFlops;
+               cost.floats = numElements(op.getResult());
+               return cost;
+             })
              .Default([](Operation *) { return OpCost(); });
   return CostStatus::Known;
 }

@@ -32,7 +32,7 @@
 namespace {
 
 constexpr int kTokens = 256, kDim = 16;
-constexpr float kLearningRate = 0.5f;
+constexpr float kLearningRate = 5.0f;
 using Buffer = Halide::Runtime::Buffer<float>;
 
 /// A row-major (rows x cols) matrix: Halide dim 0 is the column.
@@ -79,21 +79,23 @@ int main(int argc, char **argv) {
   check(attention_layer(x, teacher.wq, teacher.wk, teacher.wv, target),
         "attention_layer (teacher)");
 
-  Buffer dwq(kDim, kDim), dwk(kDim, kDim), dwv(kDim, kDim);
-  double firstLoss = 0.0, loss = 0.0;
-  for (int step = 0; step < steps; ++step) {
+  // The loss of the student now; also sets dOutput = dL/dO.
+  auto forwardLoss = [&]() {
     check(attention_layer(x, student.wq, student.wk, student.wv, output),
           "attention_layer");
-    loss = 0.0;
-    double size = double(kTokens) * kDim;
+    double loss = 0.0, size = double(kTokens) * kDim;
     for (int i = 0; i < kTokens; ++i)
       for (int c = 0; c < kDim; ++c) {
         double error = double(output(c, i)) - target(c, i);
         loss += error * error / size;
         dOutput(c, i) = float(2.0 * error / size);
       }
-    if (step == 0)
-      firstLoss = loss;
+    return loss;
+  };
+
+  Buffer dwq(kDim, kDim), dwk(kDim, kDim), dwv(kDim, kDim);
+  double firstLoss = forwardLoss(), loss = firstLoss;
+  for (int step = 0; step < steps; ++step) {
     if (step % 50 == 0)
       std::printf("step %4d  loss %.6f\n", step, loss);
     check(attention_layer_grad(x, student.wq, student.wk, student.wv, dOutput,
@@ -105,6 +107,7 @@ int main(int argc, char **argv) {
       for (int r = 0; r < kDim; ++r)
         for (int c = 0; c < kDim; ++c)
           (*w)(c, r) -= kLearningRate * (*dw)(c, r);
+    loss = forwardLoss();
   }
   std::printf("step %4d  loss %.6f  (%.1fx below the first)\n", steps, loss,
               firstLoss / loss);

@@ -213,3 +213,24 @@ func.func @g(%a: tensor<16x16xf32>) -> tensor<16x16xf32> {
   %0 = attn.scale %a by 2.0 : tensor<16x16xf32>
   return %0 : tensor<16x16xf32>
 }
+
+// -----
+
+// The primitives of gradients (--attn-grad). feature_map_grad elu+1: the
+// derivative (1 flop, as the map) and the product with dy, 2 x 32 = 64;
+// broadcast: a copy into a new 8x4 tensor, no flops; unbroadcast: one add per
+// input element (32) into a 1x4 tensor; scatter_pixels: one add per
+// cotangent element (30) into a new 1x6x1x5 tensor. Floats: arguments 110
+// plus the results 32 + 32 + 4 + 30.
+// CHECK-LABEL: remark: cost: macs = 0, flops = 64, floats = 32
+// CHECK-NEXT: remark: cost: macs = 0, flops = 0, floats = 32
+// CHECK-NEXT: remark: cost: macs = 0, flops = 32, floats = 4
+// CHECK-NEXT: remark: cost: macs = 0, flops = 30, floats = 30
+// CHECK-NEXT: remark: total of @gradient_primitives: macs = 0, flops = 126 (2 x macs + 126 elementwise), floats = 208 (0.00 GB)
+func.func @gradient_primitives(%x: tensor<8x4xf32>, %dy: tensor<8x4xf32>, %r: tensor<1x4xf32>, %g: tensor<1x2x1x1x3x5xf32>, %p: tensor<1x2x1x1x3x2xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<1x4xf32>, tensor<1x6x1x5xf32>) {
+  %0 = attn.feature_map_grad elu_plus_one %x, %dy : tensor<8x4xf32>
+  %1 = attn.broadcast %r like %x : tensor<1x4xf32>, tensor<8x4xf32> -> tensor<8x4xf32>
+  %2 = attn.unbroadcast %dy like %r : tensor<8x4xf32>, tensor<1x4xf32> -> tensor<1x4xf32>
+  %3 = attn.scatter_pixels %g, %p levels [2x3] : tensor<1x2x1x1x3x5xf32>, tensor<1x2x1x1x3x2xf32> -> tensor<1x6x1x5xf32>
+  return %0, %1, %2, %3 : tensor<8x4xf32>, tensor<8x4xf32>, tensor<1x4xf32>, tensor<1x6x1x5xf32>
+}
