@@ -120,7 +120,7 @@ LogicalResult mlir::attn::api::compileSpec(LoadedSpec &spec, StringRef specPath,
   std::vector<std::string> funcNames = options.funcNames;
   if (options.grad) {
     SmallVector<func::FuncOp> forward(spec.module->getOps<func::FuncOp>());
-    if (failed(addGradients(spec)))
+    if (failed(addGradients(spec, options.funcNames)))
       return failure();
     for (func::FuncOp func : forward) {
       FailureOr<func::FuncOp> grad = gradientOf(func, error);

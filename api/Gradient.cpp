@@ -19,9 +19,12 @@ using namespace mlir::attn;
 using namespace mlir::attn::api;
 namespace rt = ::attn::runtime;
 
-LogicalResult mlir::attn::api::addGradients(LoadedSpec &spec) {
+LogicalResult mlir::attn::api::addGradients(LoadedSpec &spec,
+                                           ArrayRef<std::string> funcNames) {
   PassManager pm(spec.module->getContext());
-  pm.addPass(createAttnGradPass());
+  AttnGradPassOptions options;
+  options.funcs.assign(funcNames.begin(), funcNames.end());
+  pm.addPass(createAttnGradPass(options));
   return pm.run(*spec.module);
 }
 

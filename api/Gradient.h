@@ -21,9 +21,11 @@
 
 namespace mlir::attn::api {
 
-/// Runs --attn-grad on `spec`: every function @f gets @f_grad. Failures are
-/// reported as diagnostics at the op without a rule.
-LogicalResult addGradients(LoadedSpec &spec);
+/// Runs --attn-grad on `spec`: every function @f named in `funcNames` (all
+/// when empty) gets @f_grad. Failures are reported as diagnostics at the op
+/// without a rule.
+LogicalResult addGradients(LoadedSpec &spec,
+                           ArrayRef<std::string> funcNames = {});
 
 /// The gradient function --attn-grad made for `func` (@<name>_grad).
 FailureOr<func::FuncOp> gradientOf(func::FuncOp func, std::string &error);

@@ -521,8 +521,16 @@ struct AttnGradPass : mlir::attn::impl::AttnGradPassBase<AttnGradPass> {
     SymbolTable symbols(module);
     SmallVector<func::FuncOp> funcs;
     for (auto f : module.getOps<func::FuncOp>())
-      if (!f.isExternal() && !f->hasAttr(kGradientOf))
+      if (!f.isExternal() && !f->hasAttr(kGradientOf) &&
+          (this->funcs.empty() ||
+           llvm::is_contained(this->funcs, f.getSymName())))
         funcs.push_back(f);
+    for (const std::string &name : this->funcs)
+      if (!symbols.lookup<func::FuncOp>(name)) {
+        mlir::emitError(module.getLoc(), "--attn-grad: funcs names @")
+            << name << ", which the module does not define";
+        return signalPassFailure();
+      }
     for (func::FuncOp f : funcs)
       if (failed(buildGradient(f, symbols)))
         return signalPassFailure();

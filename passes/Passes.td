@@ -166,6 +166,10 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
     (`scf.if` from --attn-reassociate, deformable attention with dynamic
     sizes) are errors naming the op. See docs/training.md.
   }];
+  let options = [
+    ListOption<"funcs", "funcs", "std::string",
+               "Differentiate only these functions (default: every one)">
+  ];
   let dependentDialects = [
     "mlir::arith::ArithDialect",
     "mlir::tensor::TensorDialect"

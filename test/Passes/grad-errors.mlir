@@ -48,3 +48,12 @@ func.func @dynamic_deformable(%value: tensor<1x30x2x4xf32>, %loc: tensor<1x?x2x2
       : tensor<1x30x2x4xf32>, tensor<1x?x2x2x2x2xf32>, tensor<1x?x2x2x2xf32> -> tensor<1x?x8xf32>
   return %o : tensor<1x?x8xf32>
 }
+
+// -----
+
+// `funcs` names a function the module does not define.
+// RUN: not attn-opt %s -split-input-file --attn-grad=funcs=nope 2>&1 | FileCheck %s --check-prefix=FUNCS
+// FUNCS: error: --attn-grad: funcs names @nope, which the module does not define
+func.func @g(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}

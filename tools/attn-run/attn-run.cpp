@@ -233,7 +233,7 @@ int main(int argc, char **argv) {
   if (gradient) {
     // From here on the function is @f_grad, its inputs f's and the dO.
     if (failed(api::checkInputShapes(*func, inputs)) ||
-        failed(api::addGradients(spec)))
+        failed(api::addGradients(spec, {func->getSymName().str()})))
       return 1;
     FailureOr<func::FuncOp> gradFunc = api::gradientOf(*func, error);
     if (failed(gradFunc))
