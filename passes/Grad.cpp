@@ -85,6 +85,29 @@ bool hasLinearGradient(DotProductAttentionOp op) {
          steps[0].getKind() != NormKind::softmax;
 }
 
+/// The chunk of the causal form (--attn-reassociate's default chunk-size).
+constexpr int64_t kCausalChunk = 64;
+
+/// Causal linear attention in the chunked prefix-sum form of
+/// --attn-reassociate, so that its gradient runs through reverse (suffix)
+/// scans of the chunk states and stays linear in n.
+struct ChunkCausalLinear : OpRewritePattern<DotProductAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(DotProductAttentionOp op,
+                                PatternRewriter &b) const override {
+    if (!op.getCausal())
+      return b.notifyMatchFailure(op, "not causal");
+    std::string whyNot;
+    FailureOr<Value> chunked =
+        buildChunkedCausalAttention(b, op, kCausalChunk, whyNot);
+    if (failed(chunked))
+      return b.notifyMatchFailure(op, whyNot);
+    b.replaceOp(op, *chunked);
+    return success();
+  }
+};
+
 /// Builds the adjoints of one function's primitive body.
 class Differentiator {
 public:
@@ -458,6 +481,11 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols) {
   grad->setAttr(kGradientOf, FlatSymbolRefAttr::get(f.getSymNameAttr()));
   symbols.insert(grad, std::next(Block::iterator(f)));
 
+  // Causal linear attention first becomes its chunked form (whose inner
+  // causal attention the next walk lowers).
+  RewritePatternSet chunking(context);
+  chunking.add<ChunkCausalLinear>(context);
+  walkAndApplyPatterns(grad, std::move(chunking));
   // The forward in primitive form: every rule below is for a primitive.
   RewritePatternSet patterns(context);
   populateLowerDoubleNormPatterns(patterns, [](DotProductAttentionOp op) {

@@ -68,6 +68,9 @@ Value buildLowered(PatternRewriter &b, Location loc, const AttentionSpec &spec,
   if (spec.mask)
     scores = AddOp::create(b, loc, scores, spec.mask);
   int64_t rank = cast<RankedTensorType>(scores.getType()).getRank();
+  // With no step, hidden entries must still contribute 0.
+  if (spec.causal && spec.steps.empty())
+    scores = CausalMaskOp::create(b, loc, scores, llvm::APFloat(0.0));
   for (auto [index, step] : llvm::enumerate(spec.steps)) {
     bool softmax = step.getKind() == NormKind::softmax;
     // Hidden entries take part in no step: -inf makes a softmax ignore them

@@ -34,6 +34,15 @@ void populateLowerDoubleNormPatterns(
 void populateLowerDeformablePatterns(RewritePatternSet &patterns,
                                      bool bilinearGather);
 
+/// The exact chunked prefix-sum form of causal attention that
+/// --attn-reassociate builds (chunks of `chunkSize` positions), whatever its
+/// cost; fails, saying why in `whyNot`, where that form does not exist
+/// (softmax, masks, dynamic sizes, n != m, n not a multiple of the chunk).
+FailureOr<Value> buildChunkedCausalAttention(OpBuilder &b,
+                                             DotProductAttentionOp op,
+                                             int64_t chunkSize,
+                                             std::string &whyNot);
+
 /// Adds the passes of `attn-default-pipeline` to `pm`.
 void buildDefaultPipeline(OpPassManager &pm);
 

@@ -161,7 +161,11 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
     is not lowered: its gradient is written as attention ops over the
     transposed roles (dQ from dO, V, phi(K); dK from V, dO, phi(Q); dV from
     phi(K), phi(Q), dO), which --attn-reassociate makes linear in n as it
-    does the forward. Every pass and code generator
+    does the forward. Causal attention with such a step (static n = m, a
+    multiple of 64) is first rewritten into the exact chunked prefix-sum
+    form of --attn-reassociate, so its gradient runs through reverse
+    (suffix) scans of the chunk states and stays linear in n. Every pass and
+    code generator
     applies to the result; dead forward ops are removed. Ops without a rule
     (`scf.if` from --attn-reassociate, deformable attention with dynamic
     sizes) are errors naming the op. See docs/training.md.

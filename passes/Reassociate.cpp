@@ -541,3 +541,17 @@ struct AttnReassociatePass
 };
 
 } // namespace
+
+FailureOr<Value> mlir::attn::buildChunkedCausalAttention(
+    OpBuilder &b, DotProductAttentionOp op, int64_t chunkSize,
+    std::string &whyNot) {
+  FailureOr<Plan> plan =
+      analyze(op, /*allowApproximation=*/false, chunkSize, whyNot);
+  if (failed(plan))
+    return failure();
+  if (!plan->causal) {
+    whyNot = "not causal";
+    return failure();
+  }
+  return buildRewrite(b, op, *plan, chunkSize);
+}

@@ -51,6 +51,22 @@ func.func @sum_relu_causal(%q: tensor<8x4xf32>, %k: tensor<8x4xf32>, %v: tensor<
   return %o : tensor<8x3xf32>
 }
 
+// Causal linear attention at n = 128: the chunked form (2 chunks of 64),
+// differentiated through reverse scans; its arguments are over 256
+// elements, so 32 sampled elements each.
+func.func @sum_elu_causal_chunked(%q: tensor<2x128x4xf32>, %k: tensor<2x128x4xf32>, %v: tensor<2x128x3xf32>) -> tensor<2x128x3xf32> {
+  %o = attn.dot_product %q, %k, %v norm [sum over keys eps 1.000000e-01] feature_map elu_plus_one causal
+      : tensor<2x128x4xf32>, tensor<2x128x4xf32>, tensor<2x128x3xf32> -> tensor<2x128x3xf32>
+  return %o : tensor<2x128x3xf32>
+}
+
+// Causal with no normalization step (hidden entries still contribute 0).
+func.func @none_causal(%q: tensor<7x4xf32>, %k: tensor<7x4xf32>, %v: tensor<7x3xf32>) -> tensor<7x3xf32> {
+  %o = attn.dot_product %q, %k, %v norm [none over keys] scale 5.000000e-01 causal
+      : tensor<7x4xf32>, tensor<7x4xf32>, tensor<7x3xf32> -> tensor<7x3xf32>
+  return %o : tensor<7x3xf32>
+}
+
 // EANet's double normalization written as a list, causal.
 func.func @double_norm_causal(%q: tensor<6x4xf32>, %k: tensor<6x4xf32>, %v: tensor<6x3xf32>) -> tensor<6x3xf32> {
   %o = attn.dot_product %q, %k, %v norm [softmax over queries, sum over keys eps 1.000000e-09] causal
