@@ -90,6 +90,12 @@ static OpCost contraction(uint64_t macs, uint64_t elementwiseFlops,
   return cost;
 }
 
+/// A sum of `input` into the new tensor `result` (reduce_sum, unbroadcast,
+/// scatter_pixels): one add per input element.
+static OpCost summation(Value input, Value result) {
+  return contraction(0, numElements(input), numElements(result));
+}
+
 /// Batch (broadcast leading dims) of an attention-like op's result.
 static uint64_t batchOf(Value result) {
   return product(shapeOf(result).drop_back(2));
@@ -203,12 +209,7 @@ CostStatus mlir::attn::estimateOpCost(Operation *op, OpCost &cost) {
              .Case<ScaleOp, AddOp, MulOp, DivOp, PrefixSumOp>(
                  [](Operation *op) { return elementwise(op, 1); })
              .Case([](ReduceSumOp op) {
-               // One add per input element; the result is a new tensor.
-               OpCost cost;
-               cost.elementwiseFlops = numElements(op.getInput());
-               cost.flops = cost.elementwiseFlops;
-               cost.floats = numElements(op.getResult());
-               return cost;
+               return summation(op.getInput(), op.getResult());
              })
              .Case([](CausalMaskOp op) { return elementwise(op, 0); })
              .Case([](FloorOp op) { return elementwise(op, 1); })
@@ -227,20 +228,10 @@ CostStatus mlir::attn::estimateOpCost(Operation *op, OpCost &cost) {
                return contraction(0, 0, numElements(op.getResult()));
              })
              .Case([](UnbroadcastOp op) {
-               // One add per input element, as reduce_sum.
-               OpCost cost;
-               cost.elementwiseFlops = numElements(op.getInput());
-               cost.flops = cost.elementwiseFlops;
-               cost.floats = numElements(op.getResult());
-               return cost;
+               return summation(op.getInput(), op.getResult());
              })
              .Case([](ScatterPixelsOp op) {
-               // One add per cotangent element into a new tensor.
-               OpCost cost;
-               cost.elementwiseFlops = numElements(op.getCotangent());
-               cost.flops = cost.elementwiseFlops;
-               cost.floats = numElements(op.getResult());
-               return cost;
+               return summation(op.getCotangent(), op.getResult());
              })
              .Default([](Operation *) { return OpCost(); });
   return CostStatus::Known;

@@ -500,7 +500,7 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols) {
   OpBuilder b(ret);
   Differentiator differentiator(b);
   SmallVector<Type> inputs(f.getFunctionType().getInputs());
-  for (auto [index, result] : llvm::enumerate(ret.getOperands())) {
+  for (Value result : ret.getOperands()) {
     BlockArgument cotangent = body.addArgument(result.getType(), f.getLoc());
     inputs.push_back(result.getType());
     differentiator.accumulate(result, cotangent);
