@@ -20,14 +20,21 @@ and the record says so), and parses the one line attn-run prints:
 
 If attn-run has no --bench option the JSON says so and no kernel is timed.
 
-A gradient row whose score matrices (Kernel.score_bytes: attn's gradient
-materializes them today) exceed --max-score-bytes (default: the environment's
-BENCH_MAX_SCORE_BYTES, else 2e9) is not run: its record says `skipped` and
-why, and the report shows it as such.
+A gradient row is not run when the largest tensor of the gradient attn
+would compile exceeds --max-score-bytes (default: the environment's
+BENCH_MAX_SCORE_BYTES, else 2e9): attn's gradient recomputes the forward in
+primitive form and may materialize n x m score matrices (several of them:
+softmax_h8_n4096_grad keeps 4 of 0.54 GB, 2 GB resident). The largest tensor
+is read from `attn-opt SPEC --attn-grad --attn-default-pipeline` (the
+attn-opt next to attn-run: what attn-run --grad compiles), so a gradient
+the compiler reassociates (linear attention's: no n x m tensor) runs; without
+attn-opt, the estimate is Kernel.score_bytes. The record of a skipped row
+says `skipped` and why, and the report shows it as such.
 """
 
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
@@ -49,15 +56,49 @@ BENCH_LINE = re.compile(
     r"(?P<runs>\d+) runs \(min (?P<min>[0-9.eE+-]+) ms\)$")
 NOT_AVAILABLE = "attn-run has no --bench yet"
 DEFAULT_MAX_SCORE_BYTES = 2e9
+F32_TENSOR = re.compile(r"tensor<((?:\d+x)+)f32>")
 
 
-def skip_reason(kernel, max_score_bytes):
-    """None, or why a gradient row is not run: its n x m score matrices
-    (each of them; attn's gradient keeps several) exceed the limit."""
-    if not kernel.grad or kernel.score_bytes <= max_score_bytes:
+def largest_gradient_tensor(attn_run, kernel):
+    """(shape, bytes) of the largest f32 tensor of @<func>_grad as
+    attn-run --grad compiles it (attn-opt --attn-grad
+    --attn-default-pipeline, the attn-opt next to attn-run), or None when
+    attn-opt is missing or fails."""
+    attn_opt = Path(attn_run).with_name("attn-opt")
+    try:
+        completed = subprocess.run(
+            [str(attn_opt), str(kernel.spec), "--attn-grad",
+             "--attn-default-pipeline"],
+            capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
         return None
-    return (f"attn's gradient materializes n x m scores, "
-            f"{kernel.score_bytes / 1e9:.3g} GB per matrix "
+    body = next((chunk for chunk in completed.stdout.split("func.func @")
+                 if chunk.startswith(f"{kernel.timed_func}(")), None)
+    if completed.returncode != 0 or body is None:
+        return None
+    shapes = [tuple(int(dim) for dim in match.group(1)[:-1].split("x"))
+              for match in F32_TENSOR.finditer(body)]
+    if not shapes:
+        return None
+    shape = max(shapes, key=math.prod)
+    return shape, 4 * math.prod(shape)
+
+
+def skip_reason(attn_run, kernel, max_score_bytes):
+    """None, or why a gradient row is not run: the largest tensor its
+    gradient materializes (each of them; attn's gradient keeps several)
+    exceeds the limit."""
+    if not kernel.grad:
+        return None
+    largest = largest_gradient_tensor(attn_run, kernel)
+    if largest is None:
+        what, size = "n x m score matrices (estimated)", kernel.score_bytes
+    else:
+        what = "a " + "x".join(str(dim) for dim in largest[0]) + " f32 tensor"
+        size = largest[1]
+    if size <= max_score_bytes:
+        return None
+    return (f"attn's gradient materializes {what} of {size / 1e9:.3g} GB "
             f"(> BENCH_MAX_SCORE_BYTES = {max_score_bytes:.3g})")
 
 
@@ -135,7 +176,8 @@ def main():
         report["available"] = True
         for kernel in kernels:
             record = {"kernel": kernel.name, "impl": "attn"}
-            skipped = skip_reason(kernel, args.max_score_bytes)
+            skipped = skip_reason(args.attn_run, kernel,
+                                  args.max_score_bytes)
             if skipped:
                 record["skipped"] = skipped
                 print(f"attn:  {kernel.name:<28} skipped: {skipped}",

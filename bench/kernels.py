@@ -66,12 +66,12 @@ counts follow the same rules, applied to that function:
 - Compulsory bytes: f's arguments and the cotangents read once, the
   gradients (one per argument, its shape) written once.
 - attn's gradient today recomputes the forward in primitive form and
-  materializes the n x m score matrices (softmax, linear attention; the
-  fused backward is future work), so Kernel.score_bytes estimates that
-  matrix (all problems, f32) and bench/attn_bench.py skips a gradient row
-  whose estimate exceeds BENCH_MAX_SCORE_BYTES (default 2e9) with the
-  reason printed: linear_n65536_grad (17 GB per matrix) exists as a
-  target but is not timed by default.
+  materializes the n x m score matrices of softmax attention (the fused
+  backward is future work), so bench/attn_bench.py skips a gradient row
+  whose largest tensor exceeds BENCH_MAX_SCORE_BYTES (default 2e9), with
+  the reason printed. It reads the largest tensor from the gradient attn
+  compiles (attn-opt); Kernel.score_bytes is the estimate it falls back
+  on (the spec's score matrices, over all problems).
 
 Selecting rows: `select("a,b")` takes kernel names and group names
 (GROUPS: "core" is the rows of issues 4 and 5, "shapes" those of issue 27,
@@ -123,10 +123,11 @@ class Kernel:
     @property
     def score_bytes(self) -> int:
         """Bytes of the kernel's score matrices over all problems, f32: what
-        attn's gradient materializes today (per matrix; it keeps several).
-        softmax: problems * n * m; linear attention (the spec's quadratic
-        form): n * m; external: n * S; efficient and deformable attention
-        have none (0)."""
+        a gradient in the spec's form materializes (per matrix; attn's keeps
+        several), the estimate bench/attn_bench.py uses when attn-opt cannot
+        say. softmax: problems * n * m; linear attention (the spec's
+        quadratic form; attn reassociates its gradient): n * m; external:
+        n * S; efficient and deformable attention have none (0)."""
         p = self.params
         if self.family == "softmax":
             return F32_BYTES * p["problems"] * p["n"] * p["m"]

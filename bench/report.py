@@ -21,8 +21,8 @@ speed-up, its fraction of the roofline and its targets. Then the same for
 the gradient rows of issue 21 (the "backward" group), with attn's forward
 row of the same spec where the run has it, and its fraction of the FMA
 peak. Then the targets of issues 4, 5, 21 and 27, each met or missed, for
-the rows in the run. A row attn_bench.py skipped (a gradient whose score
-matrices exceed BENCH_MAX_SCORE_BYTES) is shown as skipped, with why, and
+the rows in the run. A row attn_bench.py skipped (a gradient whose largest
+tensor exceeds BENCH_MAX_SCORE_BYTES) is shown as skipped, with why, and
 its targets as not measured.
 """
 

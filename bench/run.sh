@@ -24,10 +24,10 @@
 #                                           target compares with
 #   BENCH_KERNELS=softmax_h8_n1024,decode_h8_m32768
 #   BENCH_KERNELS=backward,softmax_h8_n1024 a gradient row and its forward
-# BENCH_MAX_SCORE_BYTES (default 2e9): attn's gradient rows whose n x m score
-# matrices exceed this many bytes are skipped, with the reason in the table
-# (attn's gradient materializes them today; linear_n65536_grad needs 17 GB
-# per matrix).
+# BENCH_MAX_SCORE_BYTES (default 2e9): attn's gradient rows whose largest
+# tensor (attn's softmax gradient materializes the n x m scores today: 0.54 GB
+# at h8 n4096) exceeds this many bytes are skipped, with the reason in the
+# table.
 # BENCH_NO_BUILD=1: use the attn build as it is (ATTN_BUILD_DIR, default
 # build/) instead of running scripts/setup.sh, e.g. to time a build made
 # elsewhere or while the sources change under it.
