@@ -1,14 +1,17 @@
 """Times the benchmark kernels compiled by attn.
 
     python3 bench/attn_bench.py --attn-run build/bin/attn-run [--budget S]
-                                [--kernels a,b] [--out attn.json]
+                                [--kernels a,b] [--max-score-bytes B]
+                                [--out attn.json]
 
 Run by bench/run.sh. For each kernel of bench/kernels.py (`--kernels` takes
 kernel and group names, as BENCH_KERNELS does) it runs
 
     attn-run bench/specs/<kernel>.mlir --random SEED --bench N --quiet
 
-with HL_NUM_THREADS=2 (the size of Halide's thread pool), once with N = 1
+(a gradient row, group "backward": the spec of its forward row, plus
+--grad, so @<func>_grad is timed with a random cotangent) with
+HL_NUM_THREADS=2 (the size of Halide's thread pool), once with N = 1
 to learn the time of one run, then with N chosen to fill `--budget` seconds
 (5 to 100 runs; a kernel too slow for 5 runs keeps its one calibration run,
 and the record says so), and parses the one line attn-run prints:
@@ -16,10 +19,22 @@ and the record says so), and parses the one line attn-run prints:
     bench: @<func> median <ms> ms over <N> runs (min <ms> ms)
 
 If attn-run has no --bench option the JSON says so and no kernel is timed.
+
+A gradient row is not run when the largest tensor of the gradient attn
+would compile exceeds --max-score-bytes (default: the environment's
+BENCH_MAX_SCORE_BYTES, else 2e9): attn's gradient recomputes the forward in
+primitive form and may materialize n x m score matrices (several of them:
+softmax_h8_n4096_grad keeps 4 of 0.54 GB, 2 GB resident). The largest tensor
+is read from `attn-opt SPEC --attn-grad --attn-default-pipeline` (the
+attn-opt next to attn-run: what attn-run --grad compiles), so a gradient
+the compiler reassociates (linear attention's: no n x m tensor) runs; without
+attn-opt, the estimate is Kernel.score_bytes. The record of a skipped row
+says `skipped` and why, and the report shows it as such.
 """
 
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
@@ -40,6 +55,51 @@ BENCH_LINE = re.compile(
     r"^bench: @(?P<func>[\w.$-]+) median (?P<median>[0-9.eE+-]+) ms over "
     r"(?P<runs>\d+) runs \(min (?P<min>[0-9.eE+-]+) ms\)$")
 NOT_AVAILABLE = "attn-run has no --bench yet"
+DEFAULT_MAX_SCORE_BYTES = 2e9
+F32_TENSOR = re.compile(r"tensor<((?:\d+x)+)f32>")
+
+
+def largest_gradient_tensor(attn_run, kernel):
+    """(shape, bytes) of the largest f32 tensor of @<func>_grad as
+    attn-run --grad compiles it (attn-opt --attn-grad
+    --attn-default-pipeline, the attn-opt next to attn-run), or None when
+    attn-opt is missing or fails."""
+    attn_opt = Path(attn_run).with_name("attn-opt")
+    try:
+        completed = subprocess.run(
+            [str(attn_opt), str(kernel.spec), "--attn-grad",
+             "--attn-default-pipeline"],
+            capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    body = next((chunk for chunk in completed.stdout.split("func.func @")
+                 if chunk.startswith(f"{kernel.timed_func}(")), None)
+    if completed.returncode != 0 or body is None:
+        return None
+    shapes = [tuple(int(dim) for dim in match.group(1)[:-1].split("x"))
+              for match in F32_TENSOR.finditer(body)]
+    if not shapes:
+        return None
+    shape = max(shapes, key=math.prod)
+    return shape, 4 * math.prod(shape)
+
+
+def skip_reason(attn_run, kernel, max_score_bytes):
+    """None, or why a gradient row is not run: the largest tensor its
+    gradient materializes (each of them; attn's gradient keeps several)
+    exceeds the limit."""
+    if not kernel.grad:
+        return None
+    largest = largest_gradient_tensor(attn_run, kernel)
+    if largest is None:
+        what, size = "n x m score matrices (estimated)", kernel.score_bytes
+    else:
+        what = "a " + "x".join(str(dim) for dim in largest[0]) + " f32 tensor"
+        size = largest[1]
+    if size <= max_score_bytes:
+        return None
+    return (f"attn's gradient materializes {what} of {size / 1e9:.3g} GB "
+            f"(> BENCH_MAX_SCORE_BYTES = {max_score_bytes:.3g})")
 
 
 def unavailable_reason(attn_run):
@@ -61,6 +121,8 @@ def run_bench(attn_run, kernel, runs, seed):
     """Runs attn-run --bench; returns (median ms, min ms, runs) or raises."""
     command = [attn_run, str(kernel.spec), "--func", kernel.func,
                "--random", str(seed), "--bench", str(runs), "--quiet"]
+    if kernel.grad:
+        command.append("--grad")
     env = dict(os.environ, HL_NUM_THREADS=str(THREADS))
     completed = subprocess.run(command, capture_output=True, text=True,
                                env=env, timeout=TIMEOUT_SECONDS)
@@ -73,10 +135,10 @@ def run_bench(attn_run, kernel, runs, seed):
         raise RuntimeError("expected one 'bench: @func median ...' line, got: "
                            + repr(completed.stdout[:300]))
     match = matches[0]
-    if match["func"] != kernel.func or int(match["runs"]) != runs:
+    if match["func"] != kernel.timed_func or int(match["runs"]) != runs:
         raise RuntimeError(f"attn-run timed @{match['func']} over "
-                           f"{match['runs']} runs, asked @{kernel.func} over "
-                           f"{runs}")
+                           f"{match['runs']} runs, asked @{kernel.timed_func} "
+                           f"over {runs}")
     return float(match["median"]), float(match["min"]), int(match["runs"])
 
 
@@ -89,6 +151,12 @@ def main():
     parser.add_argument("--budget", type=float, default=3.0,
                         help="seconds of timed runs per kernel")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--max-score-bytes", type=float,
+        default=float(os.environ.get("BENCH_MAX_SCORE_BYTES")
+                      or DEFAULT_MAX_SCORE_BYTES),
+        help="skip gradient rows whose n x m score matrices exceed this "
+        "(default: $BENCH_MAX_SCORE_BYTES, else 2e9)")
     parser.add_argument("--out", help="write the JSON here (default: stdout)")
     args = parser.parse_args()
 
@@ -97,7 +165,8 @@ def main():
     except ValueError as exc:
         parser.error(str(exc))
 
-    report = {"threads": THREADS, "attn_run": args.attn_run, "results": []}
+    report = {"threads": THREADS, "attn_run": args.attn_run,
+              "max_score_bytes": args.max_score_bytes, "results": []}
     reason = unavailable_reason(args.attn_run)
     if reason:
         report["available"] = False
@@ -107,6 +176,14 @@ def main():
         report["available"] = True
         for kernel in kernels:
             record = {"kernel": kernel.name, "impl": "attn"}
+            skipped = skip_reason(args.attn_run, kernel,
+                                  args.max_score_bytes)
+            if skipped:
+                record["skipped"] = skipped
+                print(f"attn:  {kernel.name:<28} skipped: {skipped}",
+                      file=sys.stderr, flush=True)
+                report["results"].append(record)
+                continue
             try:
                 calibration, fastest, runs = run_bench(
                     args.attn_run, kernel, CALIBRATION_RUNS, args.seed)

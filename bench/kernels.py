@@ -33,13 +33,54 @@ Counting rules (docs/performance.md repeats them):
   rule, read-dominated or not (deformable_decoder is), so their numbers
   stay comparable with docs/performance.md.
 
+Backward rows (group "backward", issue 21, item 8): a row with grad=True
+times the gradient @<func>_grad that attn's --attn-grad derives from the
+spec of its forward row (`forward`; attn-run --grad), whose arguments are
+f's arguments and one cotangent dO per result and whose results are the
+gradients of f's arguments, against torch.autograd (bench/peers.py). Its
+counts follow the same rules, applied to that function:
+
+- FLOPs are the products of the cheapest exact way to compute the
+  gradients from the gradient's own inputs (f's arguments and dO; nothing
+  saved by a forward), 2 per multiply-add: every forward product X = A B
+  has two backward products, dA = dX B^T and dB = A^T dX, with its MAC
+  count each (2x the forward's products), and every forward product whose
+  value the backward needs is recomputed once (the intermediates; not the
+  last product, whose output the backward never needs). For the kernels
+  here that gives (gradient() has the derivation per family):
+    softmax     Q K^T recomputed, plus dV = P^T dO, dP = dO V^T,
+                dQ = dS K, dK = dS^T Q: problems * scores * (3 dk + 2 dv)
+                MACs, 2.5x the forward's at dk = dv (FlashAttention-2's
+                count: 5 products against the forward's 2; its
+                D = rowsum(dO * O) is rowsum(P * dP), elementwise);
+    efficient   the context recomputed (m dk dv) plus 2 (n + m) dk dv:
+                2.5x the forward's at n = m;
+    linear      as efficient with dv + 1 columns ([V 1]): 2.5x at n = m;
+    external    X Mk^T recomputed plus 2 products per forward product:
+                5 n S d MACs, 2.5x;
+    deformable  per (query, head, level, point, channel) the bilinear
+                sample recomputed (4 MACs), 2 x (4 + 1) backward MACs
+                (value and corner-weight gradients of the sample, weight
+                and sample gradients of the weighted sum): 28 FLOPs, 2.8x
+                the forward's 10.
+- Compulsory bytes: f's arguments and the cotangents read once, the
+  gradients (one per argument, its shape) written once.
+- attn's gradient today recomputes the forward in primitive form and
+  materializes the n x m score matrices of softmax attention (the fused
+  backward is future work), so bench/attn_bench.py skips a gradient row
+  whose largest tensor exceeds BENCH_MAX_SCORE_BYTES (default 2e9), with
+  the reason printed. It reads the largest tensor from the gradient attn
+  compiles (attn-opt); Kernel.score_bytes is the estimate it falls back
+  on (the spec's score matrices, over all problems).
+
 Selecting rows: `select("a,b")` takes kernel names and group names
-(GROUPS: "core" is the rows of issues 4 and 5, "shapes" those of issue 27);
-bench/run.sh passes BENCH_KERNELS to it through attn_bench.py and peers.py.
+(GROUPS: "core" is the rows of issues 4 and 5, "shapes" those of issue 27,
+"backward" the gradient rows of issue 21); bench/run.sh passes
+BENCH_KERNELS to it through attn_bench.py and peers.py.
 """
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 F32_BYTES = 4
@@ -62,11 +103,39 @@ class Kernel:
     flops: int
     compulsory_bytes: int
     params: dict = field(default_factory=dict)
-    group: str = "core"  # core (issues 4, 5) | shapes (issue 27)
+    group: str = "core"  # core (issues 4, 5) | shapes (27) | backward (21)
+    # A gradient row (gradient()): attn-run --grad times @<func>_grad of the
+    # spec of the row named `forward`; shapes and output stay the forward's
+    # (the cotangent has the output's shape, each gradient its argument's).
+    grad: bool = False
+    forward: str = ""
 
     @property
     def spec(self) -> Path:
-        return SPEC_DIR / f"{self.name}.mlir"
+        """The spec attn-run reads: a gradient row's is its forward row's."""
+        return SPEC_DIR / f"{self.forward or self.name}.mlir"
+
+    @property
+    def timed_func(self) -> str:
+        """The function attn-run --bench times: func, or func_grad."""
+        return f"{self.func}_grad" if self.grad else self.func
+
+    @property
+    def score_bytes(self) -> int:
+        """Bytes of the kernel's score matrices over all problems, f32: what
+        a gradient in the spec's form materializes (per matrix; attn's keeps
+        several), the estimate bench/attn_bench.py uses when attn-opt cannot
+        say. softmax: problems * n * m; linear attention (the spec's
+        quadratic form; attn reassociates its gradient): n * m; external:
+        n * S; efficient and deformable attention have none (0)."""
+        p = self.params
+        if self.family == "softmax":
+            return F32_BYTES * p["problems"] * p["n"] * p["m"]
+        if self.family == "linear":
+            return F32_BYTES * p["n"] * p["m"]
+        if self.family == "external":
+            return F32_BYTES * p["n"] * p["slots"]
+        return 0
 
     @property
     def intensity(self) -> float:
@@ -75,6 +144,9 @@ class Kernel:
 
     @property
     def output_bytes(self) -> int:
+        """Bytes written: the output, or a gradient row's gradients."""
+        if self.grad:
+            return F32_BYTES * _elements(*self.shapes.values())
         return F32_BYTES * _elements(self.output)
 
     @property
@@ -252,6 +324,66 @@ def deformable_attention(name, levels, queries, heads=8, points=4, depth=32,
     )
 
 
+def gradient(kernel):
+    """The gradient row of a forward row: attn-run --grad times
+    @<func>_grad of the forward's spec (arguments: the forward's, then the
+    cotangent dO of its output; results: the gradient of every argument),
+    in group "backward", named <forward>_grad.
+
+    FLOPs (2 per MAC; the module docstring has the rule: two products per
+    forward product, plus the forward products whose value the backward
+    needs, recomputed from the arguments, since the gradient gets nothing
+    from a forward):
+
+    - softmax: S = scale Q K^T recomputed (dk per score), P = softmax(S);
+      dV = P^T dO (dv), dP = dO V^T (dv), dS = P * (dP - rowsum(P * dP)),
+      dQ = scale dS K (dk), dK = scale dS^T Q (dk): (3 dk + 2 dv) MACs per
+      visible score and problem, 2.5x the forward's (dk + dv) at dk = dv.
+      P V (the output) is not needed: rowsum(dO * O) = rowsum(P * dP).
+    - efficient: C = softmax_n(K)^T V recomputed (m dk dv); E = R_Q C gives
+      dR_Q = dE C^T and dC = R_Q^T dE (n dk dv each), C gives
+      dR_K = V dC^T and dV = R_K dC (m dk dv each): (3 m + 2 n) dk dv MACs,
+      2.5x the forward's at n = m.
+    - linear: as efficient with the context C' = phi(K)^T [V 1] of dv + 1
+      columns: (3 m + 2 n) dk (dv + 1) MACs. Exactly, the ones column of
+      [V 1] needs no gradient (m dk fewer) and the normalizer
+      phi(Q) (phi(K)^T 1), part of the last product, is recomputed for the
+      division's gradient (n dk more): equal at n = m. 2.5x the forward's.
+    - external: A = X Mk^T recomputed (n S d); dA' = dO Mv^T,
+      dMv = A'^T dO, dX = dA Mk, dMk = dA^T X (n S d each): 5 n S d MACs
+      (dv = d), 2.5x the forward's.
+    - deformable: per (query, head, level, point, channel) the bilinear
+      sample s = sum over 4 corners of b_c V_c recomputed (4 MACs); the
+      weighted sum out = sum w s gives dw += dO s and ds = w dO (1 each),
+      the sample gives dV_c += b_c ds (4) and db_c += V_c ds (4; the
+      location gradient then takes O(1) per point from the 4 db_c, not
+      per channel): 14 MACs, 28 FLOPs against the forward's 10 (2.8x).
+
+    Compulsory bytes: the arguments and dO read once, the gradients (the
+    arguments' shapes) written once.
+    """
+    p = kernel.params
+    if kernel.family == "softmax":
+        macs = (p["problems"] * visible_scores(p["n"], p["m"], p["causal"])
+                * (3 * p["dk"] + 2 * p["dv"]))
+    elif kernel.family == "efficient":
+        macs = (3 * p["m"] + 2 * p["n"]) * p["dk"] * p["dv"]
+    elif kernel.family == "linear":
+        macs = (3 * p["m"] + 2 * p["n"]) * p["dk"] * (p["dv"] + 1)
+    elif kernel.family == "external":
+        macs = 5 * p["n"] * p["slots"] * p["d"]
+    elif kernel.family == "deformable":
+        macs = 14 * (p["batch"] * p["queries"] * p["heads"]
+                     * len(p["levels"]) * p["points"] * p["depth"])
+    else:
+        raise ValueError(f"no gradient count for family {kernel.family}")
+    arguments = _elements(*kernel.shapes.values())
+    return replace(
+        kernel, name=f"{kernel.name}_grad", group="backward", grad=True,
+        forward=kernel.name, flops=2 * macs,
+        compulsory_bytes=F32_BYTES * (2 * arguments + _elements(kernel.output)))
+
+
 # Deformable DETR's 4 feature levels for an 800 x 1200 input (strides 8-64).
 DETR_LEVELS = [(100, 150), (50, 75), (25, 38), (13, 19)]
 
@@ -307,13 +439,23 @@ SHAPE_KERNELS = [
                       group="shapes"),
 ]
 
-KERNELS = CORE_KERNELS + SHAPE_KERNELS
+_CORE_BY_NAME = {kernel.name: kernel for kernel in CORE_KERNELS}
+# The gradients of issue 21, item 8 (group "backward"): attn-run --grad of
+# these core rows' specs against torch.autograd. Row names: <forward>_grad.
+BACKWARD_KERNELS = [
+    gradient(_CORE_BY_NAME[name])
+    for name in ("softmax_h8_n1024", "softmax_h8_n4096", "efficient_n65536",
+                 "linear_n65536", "external_n4096", "deformable_encoder")]
+
+KERNELS = CORE_KERNELS + SHAPE_KERNELS + BACKWARD_KERNELS
 KERNELS_BY_NAME = {kernel.name: kernel for kernel in KERNELS}
 GROUPS = {}
 for _kernel in KERNELS:
     GROUPS.setdefault(_kernel.group, []).append(_kernel)
 assert len(KERNELS_BY_NAME) == len(KERNELS), "duplicate kernel names"
 assert not set(GROUPS) & set(KERNELS_BY_NAME), "a group named like a kernel"
+assert all(KERNELS_BY_NAME.get(kernel.forward) for kernel in KERNELS
+           if kernel.grad), "a gradient row without its forward row"
 
 
 def select(names):
@@ -402,8 +544,10 @@ def _softmax_header(kernel):
 def render_spec(kernel):
     """The attn spec of a kernel: bench/specs/<name>.mlir holds exactly this
     text (`python3 bench/kernels.py --write-specs` rewrites the files,
-    `--check-specs` fails if they differ), so shapes live only here."""
+    `--check-specs` fails if they differ), so shapes live only here. A
+    gradient row has no spec of its own: this is its forward's text."""
     p = kernel.params
+    name = kernel.forward or kernel.name
     args = ", ".join(f"%{name}: {_tensor(shape)}"
                      for name, shape in kernel.shapes.items())
     arg_types = ", ".join(_tensor(shape) for shape in kernel.shapes.values())
@@ -443,7 +587,7 @@ def render_spec(kernel):
         op = f"attn.deformable {operands} levels [{levels}]"
     else:
         raise ValueError(f"unknown kernel family {kernel.family}")
-    return (f"// Benchmark kernel {kernel.name} (bench/kernels.py renders this "
+    return (f"// Benchmark kernel {name} (bench/kernels.py renders this "
             f"file).\n// {header}\n"
             f"func.func @{kernel.func}({args}) -> {result} {{\n"
             f"  %o = {op}\n"
@@ -455,6 +599,8 @@ def check_specs(write):
     """Compares (or with write=True, rewrites) bench/specs/*.mlir."""
     stale = []
     for kernel in KERNELS:
+        if kernel.grad:
+            continue  # its spec is its forward row's
         text = render_spec(kernel)
         if write:
             SPEC_DIR.mkdir(exist_ok=True)
@@ -477,11 +623,12 @@ if __name__ == "__main__":
         sys.exit("usage: kernels.py [--write-specs | --check-specs]")
     # A quick look at the table of work: python3 bench/kernels.py
     width = max(len(kernel.name) for kernel in KERNELS)
-    print(f"{'kernel':<{width}} {'group':<6} {'GFLOP':>9} {'MB':>9} "
+    print(f"{'kernel':<{width}} {'group':<8} {'GFLOP':>9} {'MB':>9} "
           f"{'FLOP/B':>7} {'memory':<6}  spec")
     for kernel in KERNELS:
-        print(f"{kernel.name:<{width}} {kernel.group:<6} "
+        print(f"{kernel.name:<{width}} {kernel.group:<8} "
               f"{kernel.flops / 1e9:9.3f} "
               f"{kernel.compulsory_bytes / 1e6:9.2f} {kernel.intensity:7.1f} "
               f"{kernel.memory_ceiling:<6}  "
-              f"{kernel.spec.relative_to(BENCH_DIR.parent)}")
+              f"{kernel.spec.relative_to(BENCH_DIR.parent)}"
+              + (" --grad" if kernel.grad else ""))

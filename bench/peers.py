@@ -29,6 +29,27 @@ The rows of the "shapes" group (issue 27) are timed with torch.sdpa and
 ort.mha only (PEERS_OF_GROUP); the plain formulas are there only as the
 float64 reference.
 
+The gradient rows (group "backward", issue 21) are timed with
+torch.autograd through the same PyTorch formulas: torch.sdpa and
+torch.plain for softmax attention, torch.plain for efficient, linear and
+external attention, torch.grid_sample for deformable attention (no ONNX
+Runtime: it has no backward outside its training package). What is timed is
+the backward pass alone: the forward runs once, untimed, with inputs that
+require grad, then every timed run is
+
+    torch.autograd.grad(output, inputs, dO, retain_graph=True)
+
+through the saved graph (FlashAttention's benchmark_backward does the same;
+its papers report forward, backward and forward + backward; this is their
+backward). The peer's backward thus gets what its forward saved (SDPA: the
+output and the log-sum-exp; the plain formulas: the probabilities), while
+attn's @f_grad takes only the arguments and dO and recomputes the forward:
+the comparison favours the peers. The cotangent dO is uniform in [0, 1)
+like the inputs; the gradients are checked against autograd of the plain
+formula in float64 (max error over the gradients relative to the largest
+of them, as attn-run --check does; relative_error and cell_boundaries say
+why, and which deformable samples' location gradients are left out).
+
 Two threads everywhere (torch.set_num_threads(2), intra_op_num_threads=2).
 Inputs are uniform in [0, 1) like attn-run --random. Each peer is warmed up,
 then run until `--budget` seconds or 100 runs (at least 5); the median is
@@ -333,6 +354,34 @@ def ort_session(model):
 
 # --- Timing -----------------------------------------------------------------
 
+class Backward:
+    """A zero-argument run of the backward pass of `function` at `inputs`
+    (numpy arrays) with cotangent dO: the first call (a warm-up run of
+    time_runs) also runs the forward with inputs that require grad and
+    keeps its graph; every call returns torch.autograd.grad(output, inputs,
+    dO, retain_graph=True), the gradients of every input through that graph
+    (no accumulation into .grad). release() frees the graph."""
+
+    def __init__(self, function, inputs, cotangent):
+        self.function, self.inputs = function, inputs
+        self.cotangent = torch.from_numpy(cotangent)
+        self.graph = None
+
+    def __call__(self):
+        if self.graph is None:
+            leaves = [torch.from_numpy(x).requires_grad_()
+                      for x in self.inputs.values()]
+            with torch.enable_grad():
+                self.graph = (self.function(*leaves), leaves)
+        output, leaves = self.graph
+        with torch.enable_grad():
+            return torch.autograd.grad(output, leaves, self.cotangent,
+                                       retain_graph=True)
+
+    def release(self):
+        self.graph = None
+
+
 def time_runs(run, budget_seconds):
     """Warm-up, then runs until the budget or MAX_RUNS (at least MIN_RUNS).
     Returns (output of the last run, list of seconds)."""
@@ -356,7 +405,29 @@ def random_inputs(kernel, seed):
             for name, shape in kernel.shapes.items()}
 
 
+def random_cotangent(kernel, seed):
+    """A gradient row's dO: uniform in [0, 1), the output's shape."""
+    return np.random.default_rng(seed + 1000).random(kernel.output,
+                                                     dtype=np.float32)
+
+
 def relative_error(output, reference):
+    """max |output - reference| / max |reference|; for lists (a gradient
+    row's gradients) over all of them, as attn-run --check measures several
+    results: a gradient that is small because its terms cancel (dQ of
+    efficient and linear attention at n = 65536 with uniform inputs: 3e-4
+    against dV's 0.6) carries f32 rounding of the terms' size, percents of
+    its own largest value, in every implementation."""
+    if isinstance(reference, (list, tuple)):
+        if not isinstance(output, (list, tuple)) or len(output) != len(reference):
+            return float("inf")
+        output = [np.asarray(out, dtype=np.float64) for out in output]
+        if any(out.shape != ref.shape for out, ref in zip(output, reference)):
+            return float("inf")
+        scale = max(max(np.max(np.abs(ref)) for ref in reference),
+                    np.finfo(np.float64).tiny)
+        return float(max(np.max(np.abs(out - ref))
+                         for out, ref in zip(output, reference)) / scale)
     output = np.asarray(output, dtype=np.float64)
     if output.shape != reference.shape:
         return float("inf")
@@ -364,9 +435,68 @@ def relative_error(output, reference):
     return float(np.max(np.abs(output - reference)) / scale)
 
 
-def implementations(kernel, inputs):
+# A deformable sample whose pixel coordinate is this close to a cell boundary
+# is left out of the location gradient's comparison (see cell_boundaries).
+CELL_BOUNDARY_PIXELS = 1e-4
+
+
+def cell_boundaries(kernel, inputs):
+    """For a deformable gradient row: the mask (batch, queries, heads,
+    levels, points) of the samples with a pixel coordinate (loc * size - 0.5,
+    align_corners=False) within CELL_BOUNDARY_PIXELS of an integer. The
+    gradient of bilinear sampling in the location jumps there (the corners
+    change), and f32 and f64 coordinates can fall in different cells; such
+    samples' location gradients differ by the jump (185 against 2.5 at
+    n = 19947 queries), not by rounding. None for other rows."""
+    if not (kernel.grad and kernel.family == "deformable"):
+        return None
+    sizes = np.array([[width, height]
+                      for height, width in kernel.params["levels"]],
+                     dtype=np.float64)  # (levels, 2): x scales by the width
+    pixels = (inputs["sampling_locations"].astype(np.float64)
+              * sizes[:, None, :] - 0.5)
+    near = np.abs(pixels - np.round(pixels)) < CELL_BOUNDARY_PIXELS
+    return near.any(axis=-1)
+
+
+def agreement_error(kernel, inputs, output, reference):
+    """relative_error of a peer's output against the reference, a
+    deformable gradient's location gradient without the samples at cell
+    boundaries (cell_boundaries). Returns (error, samples left out)."""
+    mask = cell_boundaries(kernel, inputs)
+    if mask is None or not mask.any():
+        return relative_error(output, reference), 0
+    where = list(kernel.shapes).index("sampling_locations")
+    output, reference = list(output), list(reference)
+    output[where] = np.where(mask[..., None], 0.0, output[where])
+    reference[where] = np.where(mask[..., None], 0.0, reference[where])
+    return relative_error(output, reference), int(mask.sum())
+
+
+def gradient_implementations(kernel, inputs, cotangent):
+    """The peers of a gradient row: (name, Backward run, gradients ->
+    list of numpy arrays), torch.autograd through each PyTorch formula."""
+    formula = torch_formula(kernel)
+    functions = []
+    if kernel.family == "softmax":
+        try:
+            functions.append(("torch.sdpa", softmax_sdpa(kernel)))
+        except ValueError as exc:
+            functions.append(("torch.sdpa", f"cannot state the row: {exc}"))
+    functions.append(("torch.grid_sample" if kernel.family == "deformable"
+                      else "torch.plain", formula))
+    return [(name, Backward(function, inputs, cotangent)
+             if callable(function) else function,
+             lambda grads: [grad.numpy() for grad in grads])
+            for name, function in functions]
+
+
+def implementations(kernel, inputs, cotangent=None):
     """Every peer of `kernel` as (name, zero-argument run or the reason it
-    cannot run, output -> numpy array in the kernel's output layout)."""
+    cannot run, output -> numpy array in the kernel's output layout; for a
+    gradient row, whose runs need the cotangent: -> list of gradients)."""
+    if kernel.grad:
+        return gradient_implementations(kernel, inputs, cotangent)
     tensors = [torch.from_numpy(x) for x in inputs.values()]
     formula = torch_formula(kernel)
     wanted = PEERS_OF_GROUP.get(kernel.group)
@@ -409,9 +539,18 @@ def implementations(kernel, inputs):
     return candidates
 
 
-def float64_formula(kernel, inputs):
-    """The plain formula in float64: what every timed peer must agree with."""
+def float64_formula(kernel, inputs, cotangent=None):
+    """The plain formula in float64: what every timed peer must agree with
+    (a gradient row: the list of its gradients by autograd, given dO)."""
     formula = torch_formula(kernel)
+    if kernel.grad:
+        leaves = [torch.from_numpy(x).double().requires_grad_()
+                  for x in inputs.values()]
+        with torch.enable_grad():
+            grads = torch.autograd.grad(
+                formula(*leaves), leaves,
+                torch.from_numpy(cotangent).double())
+        return [grad.numpy() for grad in grads]
     with torch.inference_mode():
         return formula(*[torch.from_numpy(x).double()
                          for x in inputs.values()]).numpy()
@@ -419,8 +558,9 @@ def float64_formula(kernel, inputs):
 
 def bench_kernel(kernel, budget_seconds, seed):
     inputs = random_inputs(kernel, seed)
-    reference = float64_formula(kernel, inputs)
-    candidates = implementations(kernel, inputs)
+    cotangent = random_cotangent(kernel, seed) if kernel.grad else None
+    reference = float64_formula(kernel, inputs, cotangent)
+    candidates = implementations(kernel, inputs, cotangent)
 
     results = []
     for impl, run, to_numpy in candidates:
@@ -428,15 +568,24 @@ def bench_kernel(kernel, budget_seconds, seed):
         try:
             if not callable(run):
                 raise RuntimeError(run)
-            with torch.inference_mode():
+            if kernel.grad:  # autograd: no inference mode
                 output, seconds = time_runs(run, budget_seconds)
-            error = relative_error(to_numpy(output), reference)
+            else:
+                with torch.inference_mode():
+                    output, seconds = time_runs(run, budget_seconds)
+            error, left_out = agreement_error(kernel, inputs,
+                                             to_numpy(output), reference)
             record.update(
                 median_ms=1e3 * statistics.median(seconds),
                 min_ms=1e3 * min(seconds), runs=len(seconds),
                 max_rel_err_vs_float64=error, agrees=error <= AGREEMENT)
+            if left_out:
+                record["samples_at_cell_boundaries_left_out"] = left_out
         except Exception as exc:  # a peer that cannot run is reported, not fatal
             record.update(error=f"{type(exc).__name__}: {exc}".strip()[:300])
+        finally:
+            if isinstance(run, Backward):
+                run.release()  # its graph: GBs at n = 4096
         results.append(record)
         print(f"peers: {kernel.name:<28} {impl:<12} "
               + (f"{record['median_ms']:10.3f} ms over {record['runs']} runs"

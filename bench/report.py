@@ -17,8 +17,13 @@ roofline reached (roofline time / median), the fraction of the FMA peak
 (GFLOP/s / peak), and for each peer how many times faster attn is
 (peer ms / attn ms; above 1 attn wins). Then, for the rows of issue 27 (the
 "shapes" group), one line per row: attn, SDPA and ORT MHA times, attn's
-speed-up, its fraction of the roofline and its targets. Then the targets of
-issues 4, 5 and 27, each met or missed, for the rows in the run.
+speed-up, its fraction of the roofline and its targets. Then the same for
+the gradient rows of issue 21 (the "backward" group), with attn's forward
+row of the same spec where the run has it, and its fraction of the FMA
+peak. Then the targets of issues 4, 5, 21 and 27, each met or missed, for
+the rows in the run. A row attn_bench.py skipped (a gradient whose largest
+tensor exceeds BENCH_MAX_SCORE_BYTES) is shown as skipped, with why, and
+its targets as not measured.
 """
 
 import argparse
@@ -71,11 +76,36 @@ TARGETS += [
       for row in HEAD_DIM_ROWS if KERNELS_BY_NAME[row].params["dk"] >= 64
       and KERNELS_BY_NAME[row].params["dv"] >= 64],
 ]
+# The targets of issue 21, item 8 (gradients; the peers: torch.autograd).
+TARGETS += [
+    *[(row, "vs:torch.sdpa", 1.0,
+       "softmax backward >= 1.0x PyTorch SDPA backward")
+      for row in ("softmax_h8_n1024_grad", "softmax_h8_n4096_grad")],
+    *[(row, "peak", 0.50, "softmax backward >= 50% of FMA peak")
+      for row in ("softmax_h8_n1024_grad", "softmax_h8_n4096_grad")],
+    *[(row, "vs:torch.plain", 2.0, f"{family} backward >= 2x PyTorch autograd")
+      for row, family in (("efficient_n65536_grad", "efficient"),
+                          ("linear_n65536_grad", "linear"),
+                          ("external_n4096_grad", "external"))],
+    ("deformable_encoder_grad", "vs:torch.grid_sample", 5.0,
+     "deformable backward >= 5x PyTorch grid_sample autograd"),
+]
 assert all(kernel in KERNELS_BY_NAME for kernel, *_ in TARGETS), \
     "a target names a kernel bench/kernels.py does not have"
 # Per group, the peers of its one-line-per-row summary: each one's time and
 # attn's speed-up over it (n/a where the peer cannot state the row).
-SUMMARY_PEERS = {"shapes": ("torch.sdpa", "ort.mha")}
+SUMMARY_PEERS = {"shapes": ("torch.sdpa", "ort.mha"),
+                 "backward": ("torch.sdpa", "torch.plain",
+                              "torch.grid_sample")}
+# Per group: what the summary is, and what its n/a means.
+SUMMARY_TITLES = {
+    "shapes": ("issue 27: softmax attention at the shapes users run",
+               "the peer cannot state the row"),
+    "backward": ("issue 21: gradients, attn-run --grad against the backward "
+                 "pass alone of torch.autograd; attn fwd: attn's forward row "
+                 "of the same spec in this run",
+                 "not a peer of the row's family"),
+}
 
 
 def load(path):
@@ -191,8 +221,10 @@ def evaluate_targets(rows, attn_available, attn_reason):
             verdict.update(status="not measured", value=None,
                            note=f"attn: not available ({attn_reason})")
         elif attn is None or "median_ms" not in attn:
-            verdict.update(status="not measured", value=None,
-                           note=(attn or {}).get("error", "attn did not run"))
+            attn = attn or {}
+            note = (f"skipped: {attn['skipped']}" if "skipped" in attn
+                    else _first_line(attn.get("error", "attn did not run")))
+            verdict.update(status="not measured", value=None, note=note)
         elif measure == "peak":
             verdict.update(value=attn["fraction_of_fma_peak"])
         elif measure == "roofline":
@@ -223,6 +255,11 @@ def evaluate_targets(rows, attn_available, attn_reason):
             verdict["status"] = "met" if verdict["value"] >= threshold else "missed"
         verdicts.append(verdict)
     return verdicts
+
+
+def _first_line(text):
+    """An error's first line (attn-run's caret lines would break a table)."""
+    return text.strip().splitlines()[0] if text.strip() else text
 
 
 def _fmt(value, spec, suffix=""):
@@ -257,15 +294,23 @@ def group_summary(group, rows, verdicts):
     names = [k.name for k in GROUPS[group] if k.name in rows]
     if not names:
         return []
-    out = ["| kernel | attn ms | "
+    grad = group == "backward"
+    out = ["| kernel | attn ms | " + ("attn fwd ms | " if grad else "")
            + " | ".join(f"{peer} ms" for peer in peers) + " | "
            + " | ".join(f"attn vs {peer}" for peer in peers)
-           + " | attn of roofline (ceiling) | targets |",
-           "|---|" + "---:|" * (1 + 2 * len(peers) + 1) + "---|"]
+           + " | attn of roofline (ceiling) | "
+           + ("attn of FMA peak | " if grad else "") + "targets |",
+           "|---|" + "---:|" * (1 + grad + 2 * len(peers) + 1 + grad)
+           + "---|"]
     for name in names:
         records = {r["impl"]: r for r in rows[name]}
         attn = records.get("attn", {})
-        cells = [name, _fmt(attn.get("median_ms"), ".3f")]
+        cells = [name, "skipped" if "skipped" in attn
+                 else "failed" if "error" in attn
+                 else _fmt(attn.get("median_ms"), ".3f")]
+        if grad:
+            cells.append(_fmt(_attn_ms(rows, KERNELS_BY_NAME[name].forward),
+                              ".3f"))
         for peer in peers:
             record = records.get(peer)
             if record is None:
@@ -282,6 +327,9 @@ def group_summary(group, rows, verdicts):
         cells.append(f"{100 * attn['fraction_of_roofline']:.1f}% "
                      f"({attn['ceiling']})" if "fraction_of_roofline" in attn
                      else "—")
+        if grad:
+            cells.append(_fmt(100 * attn["fraction_of_fma_peak"], ".1f", "%")
+                         if "fraction_of_fma_peak" in attn else "—")
         cells.append("; ".join(
             f"{_target_label(v['measure'], v['threshold'])}: {_shown(v)} "
             f"{v['status']}" for v in verdicts if v["kernel"] == name) or "—")
@@ -341,9 +389,14 @@ def markdown(rows, verdicts, rooflines, ceilings, attn, meta):
             out.append(f"| {name} | attn | not available "
                        f"({attn.get('reason', '?')}) | | | | | | |")
         for r in records:
+            if "skipped" in r:
+                out.append(f"| {name} | {r['impl']} | skipped: "
+                           f"{r['skipped']} | | | | | | |")
+                continue
             if "median_ms" not in r:
                 out.append(f"| {name} | {r['impl']} | failed: "
-                           f"{r.get('error', '?')[:80]} | | | | | | |")
+                           f"{_first_line(r.get('error', '?'))[:120]} "
+                           "| | | | | | |")
                 continue
             flag = "" if r.get("agrees", True) else " (wrong result!)"
             if r.get("note"):
@@ -383,10 +436,11 @@ def markdown(rows, verdicts, rooflines, ceilings, attn, meta):
         summary = group_summary(group, rows, verdicts)
         if summary:
             out.append("")
-            out.append(f"Group {group} (issue 27: softmax attention at the "
-                       "shapes users run), attn against "
-                       + " and ".join(SUMMARY_PEERS[group])
-                       + " (n/a: the peer cannot state the row):")
+            title, not_applicable = SUMMARY_TITLES[group]
+            peers = SUMMARY_PEERS[group]
+            out.append(f"Group {group} ({title}), attn against "
+                       + ", ".join(peers[:-1]) + " and " + peers[-1]
+                       + f" (n/a: {not_applicable}):")
             out.append("")
             out.extend(summary)
     if verdicts:
@@ -428,7 +482,8 @@ def main():
                      "read_bandwidth_gbs": ceilings.read},
         "kernels": [{"name": k.name, "family": k.family, "group": k.group,
                      "spec": str(k.spec.relative_to(k.spec.parents[2])),
-                     "params": k.params, "flops": k.flops,
+                     "params": k.params, "grad": k.grad,
+                     "forward": k.forward or None, "flops": k.flops,
                      "compulsory_bytes": k.compulsory_bytes,
                      "flop_per_byte": k.intensity,
                      "memory_ceiling": k.memory_ceiling}

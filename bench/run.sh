@@ -15,13 +15,22 @@
 # BENCH_BUDGET (seconds of timed runs per kernel and
 # implementation, default 3), BENCH_KERNELS (the rows to time, default all):
 # a comma-separated list of kernel names and group names, a group name
-# standing for every row of the group, `core` (the rows of issues 4 and 5)
-# or `shapes` (softmax attention at the shapes users run, issue 27);
+# standing for every row of the group, `core` (the rows of issues 4 and 5),
+# `shapes` (softmax attention at the shapes users run, issue 27) or
+# `backward` (gradients: attn-run --grad against torch.autograd, issue 21);
 # `python3 bench/kernels.py` lists the rows and their groups. E.g.
 #   BENCH_KERNELS=shapes                    every row of issue 27
 #   BENCH_KERNELS=shapes,softmax_h8_n4096   plus the row causal_h8_n4096's
 #                                           target compares with
 #   BENCH_KERNELS=softmax_h8_n1024,decode_h8_m32768
+#   BENCH_KERNELS=backward,softmax_h8_n1024 a gradient row and its forward
+# BENCH_MAX_SCORE_BYTES (default 2e9): attn's gradient rows whose largest
+# tensor (attn's softmax gradient materializes the n x m scores today: 0.54 GB
+# at h8 n4096) exceeds this many bytes are skipped, with the reason in the
+# table.
+# BENCH_NO_BUILD=1: use the attn build as it is (ATTN_BUILD_DIR, default
+# build/) instead of running scripts/setup.sh, e.g. to time a build made
+# elsewhere or while the sources change under it.
 # BENCH_ROUNDS (default 3): attn and the peers are timed alternately in this
 # many rounds, so both see the same spells of interference from other
 # machines sharing the host; each implementation's result is its fastest
@@ -39,8 +48,13 @@ ROUNDS="${BENCH_ROUNDS:-3}"
 ATTN_RUN="${ATTN_RUN:-$BUILD/bin/attn-run}"
 cd "$ROOT"
 
-echo "bench: building attn (scripts/setup.sh)" >&2
-scripts/setup.sh >&2
+if [ "${BENCH_NO_BUILD:-0}" = 1 ]; then
+  echo "bench: BENCH_NO_BUILD=1: using $BUILD as it is" >&2
+  [ -x "$BUILD/bin/attn-run" ] || { echo "bench: no $BUILD/bin/attn-run" >&2; exit 1; }
+else
+  echo "bench: building attn (scripts/setup.sh)" >&2
+  scripts/setup.sh >&2
+fi
 echo "bench: peers (bench/setup_peers.sh)" >&2
 bench/setup_peers.sh >&2
 PYTHON="$ROOT/.venv/bin/python"

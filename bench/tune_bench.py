@@ -3,7 +3,8 @@
     python3 bench/tune_bench.py [--build build] [--tune-budget 60]
                                 [--kernels a,b] [--out results/tune-<stamp>]
 
-For each kernel of bench/kernels.py:
+For each kernel of bench/kernels.py (but the gradient rows, group
+"backward": the tuner tunes forward functions):
   1. tunes it: attn-compile <spec> --tune --tune-budget B with a tuning
      cache private to this run (so every shape is tuned afresh, never reused
      from an earlier run);
@@ -79,7 +80,13 @@ def main():
     parser.add_argument("--out", default="")
     args = parser.parse_args()
     names = [n for n in args.kernels.split(",") if n]
-    kernels = [KERNELS_BY_NAME[n] for n in names] or KERNELS
+    kernels = [KERNELS_BY_NAME[n] for n in names] or [
+        kernel for kernel in KERNELS if not kernel.grad]
+    if any(kernel.grad for kernel in kernels):
+        # attn-compile --tune tunes a spec's forward; the gradient rows
+        # (group "backward") time @f_grad of a forward row's spec.
+        parser.error("gradient rows cannot be tuned: "
+                     + ", ".join(k.name for k in kernels if k.grad))
     attn_run = str(Path(args.build) / "bin" / "attn-run")
     attn_compile = str(Path(args.build) / "bin" / "attn-compile")
     stamp = time.strftime("%Y-%m-%dT%H-%M-%SZ", time.gmtime())
