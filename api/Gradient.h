@@ -1,4 +1,4 @@
-//===- Gradient.h - Gradients of spec functions, checked ------- -*- C++ -*-===//
+//===- Gradient.h - Gradients of spec functions, checked -------*- C++ -*-===//
 //
 // What attn-run --grad and attn-compile --grad do around --attn-grad: add
 // @f_grad to a spec, bind the cotangents dO of @f's results, and check the

@@ -111,7 +111,7 @@ struct ChunkCausalLinear : OpRewritePattern<DotProductAttentionOp> {
 /// Builds the adjoints of one function's primitive body.
 class Differentiator {
 public:
-  Differentiator(OpBuilder &builder) : b(builder) {}
+  explicit Differentiator(OpBuilder &builder) : b(builder) {}
 
   /// Adds `adjoint` to the adjoint of `value`.
   void accumulate(Value value, Value adjoint) {

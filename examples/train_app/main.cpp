@@ -1,4 +1,4 @@
-//===- main.cpp - Train an attention layer with attn kernels ---------------===//
+//===- main.cpp - Train an attention layer with attn kernels -------------===//
 //
 // Trains the three projections of a linear-attention layer
 // (attention_layer.mlir) by SGD with two kernels attn-compile made: the

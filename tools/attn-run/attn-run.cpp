@@ -45,7 +45,8 @@ static cl::opt<uint64_t> randomSeed(
 static cl::opt<std::string>
     saveInputsDir("save-inputs",
                   cl::desc("Write every input to DIR/<name>.npy (useful "
-                           "with --random)"),
+                           "with --random); with --grad also each "
+                           "cotangent, as DIR/dresult<i>.npy"),
                   cl::value_desc("dir"), cl::cat(runCategory));
 static cl::list<std::string>
     outputFiles("output",
@@ -242,6 +243,14 @@ int main(int argc, char **argv) {
     if (failed(api::bindCotangents(*func, inputs, cotangentFiles, seed,
                                    cotangents, error)))
       return error.empty() ? 1 : fail(error);
+    std::vector<std::string> gradNames =
+        api::gradientArgumentNames(*func, names);
+    if (!saveInputsDir.empty() &&
+        failed(api::saveInputs(
+            saveInputsDir,
+            ArrayRef<std::string>(gradNames).drop_front(names.size()),
+            cotangents, error)))
+      return fail(error);
     if (checkGrad) {
       double limit = tolerance.getNumOccurrences()
                          ? double(tolerance)
@@ -255,7 +264,7 @@ int main(int argc, char **argv) {
                  ? fail(error)
                  : 0;
     }
-    names = api::gradientArgumentNames(*func, names);
+    names = std::move(gradNames);
     inputs.insert(inputs.end(), cotangents.begin(), cotangents.end());
     func = gradFunc;
   }
