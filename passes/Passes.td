@@ -164,9 +164,10 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
     does the forward. Causal attention with such a step (static n = m, a
     multiple of 64) is first rewritten into the exact chunked prefix-sum
     form of --attn-reassociate, so its gradient runs through reverse
-    (suffix) scans of the chunk states and stays linear in n. Every pass and
-    code generator
-    applies to the result; dead forward ops are removed. Ops without a rule
+    (suffix) scans of the chunk states and stays linear in n. Every pass
+    and code generator applies to the result; dead forward ops are
+    removed. An argument that reaches no result gets zeros. Ops without a
+    rule
     (`scf.if` from --attn-reassociate, deformable attention with dynamic
     sizes) are errors naming the op. See docs/training.md.
   }];
