@@ -119,19 +119,20 @@ LogicalResult mlir::attn::api::compileSpec(LoadedSpec &spec, StringRef specPath,
     argNames[func.getSymName().str()] = argumentNames(spec.parserState, func);
   std::vector<std::string> funcNames = options.funcNames;
   if (options.grad) {
-    SmallVector<func::FuncOp> forward(spec.module->getOps<func::FuncOp>());
     if (failed(addGradients(spec, options.funcNames)))
       return failure();
-    for (func::FuncOp func : forward) {
-      FailureOr<func::FuncOp> grad = gradientOf(func, error);
-      if (failed(grad))
-        continue; // external: nothing to differentiate
-      argNames[grad->getSymName().str()] =
+    // Each @f_grad takes f's argument names, then dresult0, ...
+    for (auto grad : spec.module->getOps<func::FuncOp>()) {
+      auto of = grad->getAttrOfType<FlatSymbolRefAttr>("attn.gradient_of");
+      auto func = of ? spec.module->lookupSymbol<func::FuncOp>(of.getAttr())
+                     : func::FuncOp();
+      if (!func)
+        continue;
+      argNames[grad.getSymName().str()] =
           gradientArgumentNames(func, argNames[func.getSymName().str()]);
       if (llvm::is_contained(options.funcNames, func.getSymName()))
-        funcNames.push_back(grad->getSymName().str());
+        funcNames.push_back(grad.getSymName().str());
     }
-    error.clear();
   }
 
   if (options.runPipeline) {

@@ -75,33 +75,31 @@ LogicalResult mlir::attn::api::bindCotangents(
     return failure();
   cotangents.assign(numResults, rt::Tensor());
   for (unsigned i = 0; i < numResults; ++i) {
-    auto type = cast<RankedTensorType>(func.getResultTypes()[i]);
-    if (!files.empty()) {
-      rt::Status status = rt::readNpy(files[i], cotangents[i]);
-      if (!status) {
-        error = "--cotangent " + files[i] + ": " + status.message();
-        return failure();
-      }
-      std::vector<int64_t> expected =
-          dynamic ? forward[i].shape
-                  : std::vector<int64_t>(type.getShape().begin(),
-                                         type.getShape().end());
-      if (cotangents[i].shape != expected) {
-        error = "--cotangent " + files[i] + " has shape " +
-                cotangents[i].shapeString() + " but result #" +
-                std::to_string(i) + " of " + fname + " has shape " +
-                rt::Tensor(expected).shapeString();
+    ArrayRef<int64_t> typeShape =
+        cast<RankedTensorType>(func.getResultTypes()[i]).getShape();
+    std::vector<int64_t> shape =
+        dynamic ? forward[i].shape
+                : std::vector<int64_t>(typeShape.begin(), typeShape.end());
+    if (files.empty()) {
+      if (failed(makeRandomTensor(
+              shape, *randomSeed + func.getNumArguments() + i,
+              cotangents[i]))) {
+        error = "cannot allocate the cotangent of result #" +
+                std::to_string(i);
         return failure();
       }
       continue;
     }
-    std::vector<int64_t> shape =
-        dynamic ? forward[i].shape
-                : std::vector<int64_t>(type.getShape().begin(),
-                                       type.getShape().end());
-    if (failed(makeRandomTensor(shape, *randomSeed + func.getNumArguments() + i,
-                                cotangents[i]))) {
-      error = "cannot allocate the cotangent of result #" + std::to_string(i);
+    rt::Status status = rt::readNpy(files[i], cotangents[i]);
+    if (!status) {
+      error = "--cotangent " + files[i] + ": " + status.message();
+      return failure();
+    }
+    if (cotangents[i].shape != shape) {
+      error = "--cotangent " + files[i] + " has shape " +
+              cotangents[i].shapeString() + " but result #" +
+              std::to_string(i) + " of " + fname + " has shape " +
+              rt::Tensor(shape).shapeString();
       return failure();
     }
   }
@@ -150,16 +148,17 @@ LogicalResult mlir::attn::api::checkGradient(
     return failure();
   std::string fname = "@" + func.getSymName().str();
   std::vector<rt::Tensor> point(inputs.begin(), inputs.end());
-  // (L(x + h v) - L(x - h v)) / 2h for argument `arg` moved by `move`.
-  auto centralDifference = [&](unsigned arg, double h,
-                               auto &&move) -> FailureOr<double> {
-    std::vector<double> saved = point[arg].data;
-    move(point[arg].data, +h);
+  // (L(x + h e) - L(x - h e)) / 2h, e the unit vector of `element` of
+  // argument `arg`.
+  auto centralDifference = [&](unsigned arg, int64_t element,
+                               double h) -> FailureOr<double> {
+    double &x = point[arg].data[element];
+    double saved = x;
+    x = saved + h;
     FailureOr<SmallVector<rt::Tensor>> plus = forward(func, point);
-    point[arg].data = saved;
-    move(point[arg].data, -h);
+    x = saved - h;
     FailureOr<SmallVector<rt::Tensor>> minus = forward(func, point);
-    point[arg].data = std::move(saved);
+    x = saved;
     if (failed(plus) || failed(minus))
       return failure();
     return weightedDifference(*plus, *minus, cotangents) / (2.0 * h);
@@ -167,14 +166,14 @@ LogicalResult mlir::attn::api::checkGradient(
   // Ridders' extrapolation of central differences to h -> 0: softmax
   // attention with large scores curves fast enough that one step size
   // either truncates or rounds above 1e-6.
-  auto derivative = [&](unsigned arg, double h0,
-                        auto &&move) -> FailureOr<double> {
+  auto derivative = [&](unsigned arg, int64_t element,
+                        double h0) -> FailureOr<double> {
     constexpr int kTable = 8;
     constexpr double kShrink = 1.4, kShrink2 = kShrink * kShrink;
     double table[kTable][kTable];
     double h = h0, best = 0.0, bestError = INFINITY;
     for (int i = 0; i < kTable; ++i, h /= kShrink) {
-      FailureOr<double> estimate = centralDifference(arg, h, move);
+      FailureOr<double> estimate = centralDifference(arg, element, h);
       if (failed(estimate))
         return failure();
       table[0][i] = *estimate;
@@ -222,7 +221,6 @@ LogicalResult mlir::attn::api::checkGradient(
       gradMax = std::max(gradMax, std::fabs(value));
     // The first step of the extrapolation, relative to the inputs' scale.
     double h = 1e-4 * scale;
-    double worst = 0.0;
     int64_t count = inputs[arg].numElements();
     // Every element of a small argument, a random sample of a large one.
     // Elements, not random directions: a direction moves every sampling
@@ -239,14 +237,13 @@ LogicalResult mlir::attn::api::checkGradient(
     }
     double maxDiff = 0.0;
     for (int64_t i : elements) {
-      FailureOr<double> fd = derivative(
-          arg, h, [&](std::vector<double> &x, double step) { x[i] += step; });
+      FailureOr<double> fd = derivative(arg, i, h);
       if (failed(fd))
         return failure();
       maxDiff = std::max(maxDiff, std::fabs(*fd - analytic.data[i]));
     }
     double denominator = std::max(gradMax, floor);
-    worst = denominator > 0.0 ? maxDiff / denominator : maxDiff;
+    double worst = denominator > 0.0 ? maxDiff / denominator : maxDiff;
     *console.out << "check-grad: " << fname << " d" << argNames[arg]
                  << " max rel err = " << llvm::format("%.3e", worst) << " ("
                  << elements.size();

@@ -71,6 +71,28 @@ static std::vector<rt::SpatialLevel> toRuntimeLevels(ArrayRef<int64_t> flat) {
   return levels;
 }
 
+/// Slices the evaluator runs: static offsets, sizes and strides, and the
+/// slice of the same rank as the whole.
+static LogicalResult checkStaticSlice(OffsetSizeAndStrideOpInterface op,
+                                      RankedTensorType whole,
+                                      RankedTensorType slice) {
+  StringRef name = op->getName().getStringRef();
+  if (!op.getOffsets().empty() || !op.getSizes().empty() ||
+      !op.getStrides().empty())
+    return op->emitError("the reference evaluator needs static offsets, "
+                         "sizes and strides for ")
+           << name;
+  if (whole.getRank() != slice.getRank())
+    return op->emitError("the reference evaluator does not run "
+                         "rank-reducing ")
+           << name;
+  return success();
+}
+
+static std::vector<int64_t> toVector(ArrayRef<int64_t> values) {
+  return std::vector<int64_t>(values.begin(), values.end());
+}
+
 //===----------------------------------------------------------------------===//
 // The interpreter
 //===----------------------------------------------------------------------===//
@@ -406,16 +428,8 @@ LogicalResult Interpreter::tensorStep(Operation *op) {
         });
       })
       .Case([&](tensor::ExtractSliceOp op) -> LogicalResult {
-        if (!op.getOffsets().empty() || !op.getSizes().empty() ||
-            !op.getStrides().empty())
-          return op.emitError("the reference evaluator needs static offsets, "
-                              "sizes and strides for tensor.extract_slice");
-        if (op.getType().getRank() != op.getSourceType().getRank())
-          return op.emitError("the reference evaluator does not run "
-                              "rank-reducing tensor.extract_slice");
-        auto toVector = [](ArrayRef<int64_t> values) {
-          return std::vector<int64_t>(values.begin(), values.end());
-        };
+        if (failed(checkStaticSlice(op, op.getSourceType(), op.getType())))
+          return failure();
         return call(op, result, [&](rt::Tensor &out) {
           return rt::slice(get(op.getSource()),
                            toVector(op.getStaticOffsets()),
@@ -424,16 +438,8 @@ LogicalResult Interpreter::tensorStep(Operation *op) {
         });
       })
       .Case([&](tensor::InsertSliceOp op) -> LogicalResult {
-        if (!op.getOffsets().empty() || !op.getSizes().empty() ||
-            !op.getStrides().empty())
-          return op.emitError("the reference evaluator needs static offsets, "
-                              "sizes and strides for tensor.insert_slice");
-        if (op.getSourceType().getRank() != op.getType().getRank())
-          return op.emitError("the reference evaluator does not run "
-                              "rank-reducing tensor.insert_slice");
-        auto toVector = [](ArrayRef<int64_t> values) {
-          return std::vector<int64_t>(values.begin(), values.end());
-        };
+        if (failed(checkStaticSlice(op, op.getType(), op.getSourceType())))
+          return failure();
         // The sizes are the source's shape (the verifier ties the two).
         return call(op, result, [&](rt::Tensor &out) {
           return rt::insertSlice(get(op.getSource()), get(op.getDest()),
