@@ -274,11 +274,25 @@ LogicalResult Interpreter::scalarStep(Operation *op) {
 
 LogicalResult Interpreter::tensorStep(Operation *op) {
   auto notTensors = [](Type type) { return !isa<RankedTensorType>(type); };
+  if (auto grad = dyn_cast<AttentionGradOp>(op)) {
+    rt::Tensor dQuery, dKey, dValue;
+    rt::Status status = rt::attentionGrad(
+        get(grad.getQuery()), get(grad.getKey()), get(grad.getValue()),
+        get(grad.getCotangent()), grad.getScale().convertToDouble(),
+        grad.getCausal(), dQuery, dKey, dValue);
+    if (!status)
+      return op->emitError("reference runtime: ") << status.message();
+    values[grad.getDquery()] = std::move(dQuery);
+    values[grad.getDkey()] = std::move(dKey);
+    values[grad.getDvalue()] = std::move(dValue);
+    return success();
+  }
   if (llvm::any_of(op->getOperandTypes(), notTensors) ||
       llvm::any_of(op->getResultTypes(), notTensors) ||
       op->getNumResults() != 1)
     return op->emitError("the reference evaluator handles ops with ranked "
-                         "tensor operands and one result only");
+                         "tensor operands and one result only (and "
+                         "attn.attention_grad)");
   Value result = op->getResult(0);
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](DotProductAttentionOp op) {

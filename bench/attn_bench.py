@@ -22,9 +22,11 @@ If attn-run has no --bench option the JSON says so and no kernel is timed.
 
 A gradient row is not run when the largest tensor of the gradient attn
 would compile exceeds --max-score-bytes (default: the environment's
-BENCH_MAX_SCORE_BYTES, else 2e9): attn's gradient recomputes the forward in
-primitive form and may materialize n x m score matrices (several of them:
-softmax_h8_n4096_grad keeps 4 of 0.54 GB, 2 GB resident). The largest tensor
+BENCH_MAX_SCORE_BYTES, else 2e9): attn's gradient recomputes what it needs
+of the forward, in primitive form where no fused backward applies (masked
+softmax attention), and such a form may materialize n x m score matrices.
+Softmax attention without a mask gets attn.attention_grad, which stores none
+(its tensors are the gradients). The largest tensor
 is read from `attn-opt SPEC --attn-grad --attn-default-pipeline` (the
 attn-opt next to attn-run: what attn-run --grad compiles), so a gradient
 the compiler reassociates (linear attention's: no n x m tensor) runs; without

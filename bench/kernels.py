@@ -65,9 +65,10 @@ counts follow the same rules, applied to that function:
                 the forward's 10.
 - Compulsory bytes: f's arguments and the cotangents read once, the
   gradients (one per argument, its shape) written once.
-- attn's gradient today recomputes the forward in primitive form and
-  materializes the n x m score matrices of softmax attention (the fused
-  backward is future work), so bench/attn_bench.py skips a gradient row
+- attn's gradient recomputes what it needs of the forward; a primitive
+  form (masked softmax) can materialize n x m score matrices (the fused
+  softmax backward, attn.attention_grad, stores none), so
+  bench/attn_bench.py skips a gradient row
   whose largest tensor exceeds BENCH_MAX_SCORE_BYTES (default 2e9), with
   the reason printed. It reads the largest tensor from the gradient attn
   compiles (attn-opt); Kernel.score_bytes is the estimate it falls back

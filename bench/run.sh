@@ -25,9 +25,9 @@
 #   BENCH_KERNELS=softmax_h8_n1024,decode_h8_m32768
 #   BENCH_KERNELS=backward,softmax_h8_n1024 a gradient row and its forward
 # BENCH_MAX_SCORE_BYTES (default 2e9): attn's gradient rows whose largest
-# tensor (attn's softmax gradient materializes the n x m scores today: 0.54 GB
-# at h8 n4096) exceeds this many bytes are skipped, with the reason in the
-# table.
+# tensor (a primitive-form gradient, e.g. of masked softmax, can materialize
+# n x m scores; the fused softmax backward does not) exceeds this many bytes
+# are skipped, with the reason in the table.
 # BENCH_NO_BUILD=1: use the attn build as it is (ATTN_BUILD_DIR, default
 # build/) instead of running scripts/setup.sh, e.g. to time a build made
 # elsewhere or while the sources change under it.

@@ -110,6 +110,7 @@ const Lowering kLowerings[] = {
     {"attn.unbroadcast", &KernelBuilder::lowerUnbroadcast},
     {"attn.scatter_pixels", &KernelBuilder::lowerScatterPixels},
     {"tensor.insert_slice", &KernelBuilder::lowerInsertSlice},
+    {"attn.attention_grad", &KernelBuilder::lowerAttentionGrad},
 };
 
 } // namespace

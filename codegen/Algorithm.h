@@ -51,6 +51,8 @@ enum class Family {
   MaterializedAttention, ///< dot_product with a step over queries
   Efficient,             ///< attn.efficient (K^T V with rfactor)
   Choice,                ///< scf.if on sizes: select(condition, then, else)
+  AttentionGradRows,     ///< attention_grad's pass by query blocks
+  AttentionGradKeys,     ///< attention_grad's pass by key blocks
 };
 
 /// The Funcs of one op, by role, for the schedule part.

@@ -547,3 +547,244 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
   algorithm.ops.back().form = form.str();
   return success();
 }
+
+// attn.attention_grad (design §7, FlashAttention-2's recomputation) in two
+// passes, neither of which stores an n x m matrix:
+//
+// The row pass, per block of query rows (over all keys, like row
+// attention): <name>_scores (b, i, j) = scale Q K^T (through <name>_keyT,
+// keys innermost), its lane maxima and <name>_max, <name>_num = exp(S -
+// max) (0 where hidden), <name>_den = sum num, <name>_dp (b, i, j) = dO V^T
+// (through <name>_valueT), <name>_rowdot = sum num dp; then
+// dS = num / den (dp - rowdot / den) and <name>_dqacc (b, i, d) = sum_j dS
+// K. <name>_rows (b, i, x) carries dQ for x < dk, then the row's
+// log-sum-exp (x = dk) and D = rowsum(P dP) (x = dk + 1).
+//
+// The key pass, per block of keys, over the queries in chunks (P needs
+// only the row's log-sum-exp, so nothing spans a whole row):
+// <name>_pT (b, j, i) = exp(scale K Q^T - lse) (through <name>_queryT,
+// queries innermost; 0 where hidden), <name>_dpT (b, j, i) = V dO^T
+// (through <name>_cotangentT), and <name>_kvacc (b, j, x) = sum_i
+// dS^T Q for x < dk and P^T dO for x >= dk: one accumulator, so both
+// products share each chunk's pT and dpT. <name>_keys = kvacc, scaled by
+// `scale` for x < dk.
+//
+// The results dQ, dK and dV are slices of rows and keys (elementwise ops).
+LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
+  auto op = cast<AttentionGradOp>(operation);
+  const TensorFunc &q = get(op.getQuery());
+  const TensorFunc &k = get(op.getKey());
+  const TensorFunc &v = get(op.getValue());
+  const TensorFunc &dO = get(op.getCotangent());
+  std::string name = opFuncName(op);
+  Halide::Type type = q.type;
+  size_t qr = q.rank(), kr = k.rank(), vr = v.rank(), gr = dO.rank();
+  Expr n = q.shape[qr - 2], dk = q.shape[qr - 1], m = k.shape[kr - 2],
+       dv = v.shape[vr - 1];
+  requireEqual(k.shape[kr - 1], dk, name + " feature dim of key");
+  requireEqual(v.shape[vr - 2], m, name + " positions of value");
+  requireEqual(dO.shape[gr - 2], n, name + " rows of the cotangent");
+  requireEqual(dO.shape[gr - 1], dv, name + " columns of the cotangent");
+  FailureOr<BatchedLayout> layout =
+      batchedLayout(op, {&q, &k, &v, &dO}, n, dk, name);
+  if (failed(layout))
+    return failure();
+  const BatchedLayout &batch = *layout;
+  bool causal = op.getCausal();
+  Expr scale = constant(type, op.getScale().convertToDouble());
+  auto visible = [&](Expr row, Expr col) -> Expr {
+    return causal ? col <= row : Halide::Internal::const_true();
+  };
+  Var i("i"), j("j"), x("x");
+
+  // The row pass.
+  Func keyT(name + "_keyT"), valueT(name + "_valueT"), dot(name + "_dot"),
+      scores(name + "_scores"), dpAcc(name + "_dpacc"), dp(name + "_dp"),
+      max(name + "_max"), num(name + "_num"), den(name + "_den"),
+      rowDot(name + "_rowdot"), dqAcc(name + "_dqacc"), rows(name + "_rows");
+  // The copies clamp their row index: a register tile that overlaps the
+  // end of a ragged block or chunk computes (and never uses) entries past
+  // it, which must still read inside the operands.
+  Expr lastKey = Halide::min(j, m - 1), lastQuery = Halide::min(i, n - 1);
+  // Rows of Q, dO, K and V read in place by the products: a dynamic size
+  // splits with guards, whose producers are still computed for whole
+  // blocks, so those reads clamp too (static sizes shift the last block
+  // inwards and need no clamp).
+  bool dynamicRows = !Halide::Internal::as_const_int(n),
+       dynamicKeys = !Halide::Internal::as_const_int(m);
+  Expr queryRow = dynamicRows ? lastQuery : Expr(i);
+  Expr keyRow = dynamicKeys ? lastKey : Expr(j);
+  define(keyT, batch.vars({x, j}), batch.operand(k, {lastKey, x}));
+  define(valueT, batch.vars({x, j}), batch.operand(v, {lastKey, x}));
+  RDom rd(0, dk, name + "_rd"), re(0, dv, name + "_re");
+  define(dot, batch.vars({i, j}), constant(type, 0.0));
+  update(dot, batch.index({i, j}),
+         call(dot, batch.index({i, j})) +
+             batch.operand(q, {queryRow, rd}) *
+                 call(keyT, batch.index({rd, j})));
+  define(scores, batch.vars({i, j}), call(dot, batch.index({i, j})) * scale);
+  define(dpAcc, batch.vars({i, j}), constant(type, 0.0));
+  update(dpAcc, batch.index({i, j}),
+         call(dpAcc, batch.index({i, j})) +
+             batch.operand(dO, {queryRow, re}) *
+                 call(valueT, batch.index({re, j})));
+  define(dp, batch.vars({i, j}), call(dpAcc, batch.index({i, j})));
+  Index rowAt = batch.index({i});
+  define(max, batch.vars({i}), lowest(type));
+  LaneMax laneMax = defineLaneMax(
+      max, batch.vars({i}), rowAt, 0, m,
+      [&](Expr key) {
+        return call(scores, batch.index({i, Halide::min(key, m - 1)}));
+      },
+      [&](Expr key) { return key < m && visible(i, key); },
+      {name + "_maxlanes", name + "_rg", name + "_rl"}, type);
+  define(num, batch.vars({i, j}),
+         Halide::select(visible(i, j),
+                        softmaxExp(call(scores, batch.index({i, j})) -
+                                   call(max, rowAt)),
+                        constant(type, 0.0)));
+  RDom rs(0, m, name + "_rs"), rt(0, m, name + "_rt");
+  define(den, batch.vars({i}), constant(type, 0.0));
+  update(den, rowAt, call(den, rowAt) + call(num, batch.index({i, rs})));
+  define(rowDot, batch.vars({i}), constant(type, 0.0));
+  update(rowDot, rowAt,
+         call(rowDot, rowAt) + call(num, batch.index({i, rt})) *
+                                   call(dp, batch.index({i, rt})));
+  // Every row sees key 0 at least (causal or not), so den > 0.
+  Expr inverse = constant(type, 1.0) / call(den, rowAt);
+  Expr delta = call(rowDot, rowAt) * inverse;
+  // dS once per score (computed per chunk of keys), not once per register
+  // tile of dQ that reads it.
+  Func dS(name + "_ds");
+  define(dS, batch.vars({i, j}),
+         call(num, batch.index({i, j})) * inverse *
+             (call(dp, batch.index({i, j})) - delta));
+  RDom rj(0, m, name + "_rj");
+  define(dqAcc, batch.vars({i, x}), constant(type, 0.0));
+  update(dqAcc, batch.index({i, x}),
+         call(dqAcc, batch.index({i, x})) +
+             call(dS, batch.index({i, rj})) * batch.operand(k, {rj, x}));
+  Expr lse = call(max, rowAt) + Halide::log(call(den, rowAt));
+  define(rows, batch.vars({i, x}),
+         Halide::select(x < dk,
+                        call(dqAcc, batch.index({i, Halide::min(x, dk - 1)})) *
+                            scale,
+                        x == dk, lse, delta));
+  std::vector<Expr> rowsShape = batch.lead;
+  rowsShape.push_back(n);
+  rowsShape.push_back(Halide::Internal::simplify(dk + 2));
+  std::map<std::string, Func> rowStages = {
+      {"keyT", keyT}, {"valueT", valueT},           {"dot", dot},
+      {"scores", scores}, {"dpacc", dpAcc},         {"dp", dp},
+      {"maxlanes", laneMax.lanes}, {"max", max},    {"num", num},
+      {"den", den}, {"rowdot", rowDot},              {"ds", dS},
+      {"dqacc", dqAcc}};
+  std::map<std::string, RDom> rowDomains = {
+      {"dot", rd},           {"dpacc", re}, {"rg", laneMax.groups},
+      {"rl", laneMax.lanesR}, {"den", rs},  {"rowdot", rt},
+      {"dqacc", rj}};
+  auto staticKeys = Halide::Internal::as_const_int(m);
+  size_t rowPass = algorithm.ops.size();
+  std::map<std::string, int64_t> rowInfo = {
+      {"keys", staticKeys ? *staticKeys : 0}, {"causal", causal}};
+  algorithm.ops.push_back({Family::AttentionGradRows, rows.name(),
+                           TensorFunc{rows, rowsShape, type}, rowStages,
+                           rowDomains, rowInfo});
+  algorithm.ops.back().loc = op.getLoc();
+
+  // The key pass.
+  Func rowLse(name + "_lse"), rowDelta(name + "_delta"),
+      queryT(name + "_queryT"), cotangentT(name + "_cotangentT"),
+      dotT(name + "_dotT"), pT(name + "_pT"), dpTAcc(name + "_dpTacc"),
+      dpT(name + "_dpT"), kvAcc(name + "_kvacc"), keys(name + "_keys");
+  define(rowLse, batch.vars({i}), call(rows, batch.index({lastQuery, dk})));
+  define(rowDelta, batch.vars({i}),
+         call(rows, batch.index({lastQuery, dk + 1})));
+  define(queryT, batch.vars({x, i}), batch.operand(q, {lastQuery, x}));
+  define(cotangentT, batch.vars({x, i}), batch.operand(dO, {lastQuery, x}));
+  RDom rdT(0, dk, name + "_rdT"), reT(0, dv, name + "_reT");
+  define(dotT, batch.vars({j, i}), constant(type, 0.0));
+  update(dotT, batch.index({j, i}),
+         call(dotT, batch.index({j, i})) +
+             batch.operand(k, {keyRow, rdT}) *
+                 call(queryT, batch.index({rdT, i})));
+  define(pT, batch.vars({j, i}),
+         Halide::select(visible(i, j),
+                        softmaxExp(call(dotT, batch.index({j, i})) * scale -
+                                   call(rowLse, batch.index({i}))),
+                        constant(type, 0.0)));
+  define(dpTAcc, batch.vars({j, i}), constant(type, 0.0));
+  update(dpTAcc, batch.index({j, i}),
+         call(dpTAcc, batch.index({j, i})) +
+             batch.operand(v, {keyRow, reT}) *
+                 call(cotangentT, batch.index({reT, i})));
+  define(dpT, batch.vars({j, i}), call(dpTAcc, batch.index({j, i})));
+  Func dST(name + "_dsT");
+  define(dST, batch.vars({j, i}),
+         call(pT, batch.index({j, i})) * (call(dpT, batch.index({j, i})) -
+                                          call(rowDelta, batch.index({i}))));
+  RDom ri(0, n, name + "_ri");
+  define(kvAcc, batch.vars({j, x}), constant(type, 0.0));
+  update(kvAcc, batch.index({j, x}),
+         call(kvAcc, batch.index({j, x})) +
+             Halide::select(
+                 x < dk,
+                 call(dST, batch.index({j, ri})) *
+                     batch.operand(q, {ri, Halide::min(x, dk - 1)}),
+                 call(pT, batch.index({j, ri})) *
+                     batch.operand(dO, {ri, Halide::max(x - dk, 0)})));
+  Expr kv = call(kvAcc, batch.index({j, x}));
+  define(keys, batch.vars({j, x}), Halide::select(x < dk, kv * scale, kv));
+  std::vector<Expr> keysShape = batch.lead;
+  keysShape.push_back(m);
+  keysShape.push_back(Halide::Internal::simplify(dk + dv));
+  std::map<std::string, Func> keyStages = {
+      {"lse", rowLse},   {"delta", rowDelta}, {"queryT", queryT},
+      {"cotangentT", cotangentT}, {"dotT", dotT}, {"pT", pT},
+      {"dpTacc", dpTAcc}, {"dpT", dpT},        {"dsT", dST},
+      {"kvacc", kvAcc}};
+  std::map<std::string, RDom> keyDomains = {
+      {"dotT", rdT}, {"dpTacc", reT}, {"kvacc", ri}};
+  auto staticRows = Halide::Internal::as_const_int(n);
+  std::map<std::string, int64_t> keyInfo = {
+      {"queries", staticRows ? *staticRows : 0}, {"causal", causal}};
+  algorithm.ops.push_back({Family::AttentionGradKeys, keys.name(),
+                           TensorFunc{keys, keysShape, type}, keyStages,
+                           keyDomains, keyInfo});
+  algorithm.ops.back().loc = op.getLoc();
+
+  // The results: slices of the two passes (inlined, or copied out when
+  // returned).
+  auto result = [&](Value value, const std::string &suffix, Func from,
+                    Expr offset, Expr rowsExtent,
+                    Expr cols) -> LogicalResult {
+    std::vector<Expr> computed = batch.lead;
+    computed.push_back(rowsExtent);
+    computed.push_back(cols);
+    FailureOr<std::vector<Expr>> shape =
+        extents(op, cast<RankedTensorType>(value.getType()), computed);
+    if (failed(shape))
+      return failure();
+    Func f(name + suffix);
+    define(f, batch.vars({i, x}), call(from, batch.index({i, x + offset})));
+    TensorFunc tensor{f, *shape, type};
+    values[value] = tensor;
+    algorithm.ops.push_back({Family::Elementwise, f.name(), tensor, {}, {}, {}});
+    return success();
+  };
+  if (failed(result(op.getDquery(), "_dquery", rows, 0, n, dk)) ||
+      failed(result(op.getDkey(), "_dkey", keys, 0, m, dk)) ||
+      failed(result(op.getDvalue(), "_dvalue", keys, dk, m, dv)))
+    return failure();
+  std::string hidden =
+      causal ? "; causal: hidden entries are computed and masked" : "";
+  algorithm.ops[rowPass].form =
+      "fused softmax backward, row pass (scores, dP and dQ over every key "
+      "of a query block; the row log-sum-exp and D = rowsum(P dP))" +
+      hidden;
+  algorithm.ops[rowPass + 1].form =
+      "fused softmax backward, key pass (P from the row log-sum-exp and dP "
+      "per chunk of queries, then dK and dV in one accumulator)" +
+      hidden;
+  return success();
+}

@@ -15,7 +15,8 @@
 //                            and casts, constants,
 //                            and the sizes and run-time choice (scf.if) of
 //                            --attn-reassociate
-//   AlgorithmAttention.cpp   dot_product and external (one shared lowering)
+//   AlgorithmAttention.cpp   dot_product and external (one shared lowering),
+//                            attention_grad (its fused backward)
 //   AlgorithmEfficient.cpp   efficient
 //   AlgorithmSampling.cpp    bilinear_gather, gather_pixels, deformable,
 //                            scatter_pixels
@@ -126,6 +127,7 @@ public:
   // AlgorithmAttention.cpp
   LogicalResult lowerDotProduct(Operation *op);
   LogicalResult lowerExternal(Operation *op);
+  LogicalResult lowerAttentionGrad(Operation *op);
   // AlgorithmEfficient.cpp
   LogicalResult lowerEfficient(Operation *op);
   // AlgorithmSampling.cpp

@@ -268,6 +268,12 @@ void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
     case Family::Choice:
       scheduleChoice(op, ctx);
       break;
+    case Family::AttentionGradRows:
+      scheduleAttentionGradRows(op, ctx);
+      break;
+    case Family::AttentionGradKeys:
+      scheduleAttentionGradKeys(op, ctx);
+      break;
     }
   }
 }

@@ -156,6 +156,12 @@ void scheduleRowMax(Halide::Func lanes, Halide::Func max,
                     const Halide::RDom &lanesR, const Halide::LoopLevel &at,
                     int vector);
 
+/// A transposed copy copy(j, d, b...) of rows (K as keyT: keys innermost)
+/// at root, in blocks of keys, parallel over the outermost dim. Rows of
+/// `rowLength` elements (0: dynamic) a multiple of kKeyRowPeriodBytes long
+/// are padded by kKeyRowPaddingBytes against L1 set conflicts.
+void scheduleTransposedCopy(Halide::Func copy, int vector, int64_t rowLength);
+
 /// Fuses `start` with the pure vars of `f` from index `first` on (the
 /// outer dims, which must be the loops just outside `start`) and
 /// parallelizes the fused loop, which it returns.
@@ -178,6 +184,8 @@ void scheduleScan(OpStages &op, const ScheduleContext &ctx);
 void scheduleEfficient(OpStages &op, const ScheduleContext &ctx);
 void scheduleRowAttention(OpStages &op, const ScheduleContext &ctx);
 void scheduleMaterializedAttention(OpStages &op, const ScheduleContext &ctx);
+void scheduleAttentionGradRows(OpStages &op, const ScheduleContext &ctx);
+void scheduleAttentionGradKeys(OpStages &op, const ScheduleContext &ctx);
 void scheduleChoice(OpStages &op, const ScheduleContext &ctx);
 /// Every family on a GPU target (ScheduleGpu.cpp).
 void scheduleGpu(OpStages &op, const ScheduleContext &ctx);

@@ -40,42 +40,44 @@ static void scheduleQuery(OpStages &op, int vector) {
       .parallel(args.back());
 }
 
-/// query (scheduleQuery) and keyT (j, d, b...) at root, vectorized over
-/// keys; with `perSplit` the caller moves keyT into the split loop, and
-/// its padding below is per split.
-static void scheduleOperands(OpStages &op, int vector, bool perSplit) {
-  // Keys per block of keyT's transposition: 4 vectors (64 f32 keys; at
+void mlir::attn::codegen::scheduleTransposedCopy(Func copy, int vector,
+                                                 int64_t rowLength) {
+  // Keys per block of the transposition: 4 vectors (64 f32 keys; at
   // dk = 64, 16 KiB of K rows, which stay in L1 across the features).
   constexpr int kTransposeBlockVectors = 4;
-  scheduleQuery(op, vector);
-  // keyT (j, d, b...) transposes K (d innermost): one block of keys at a
+  // copy (j, d, b...) transposes K (d innermost): one block of keys at a
   // time, every feature of the block before the next, so each block's rows
   // of K are read from memory once (a feature-outer loop reads all of K
   // once per feature).
-  Func keyT = op.stages.at("keyT");
-  std::vector<Var> args = keyT.args();
+  std::vector<Var> args = copy.args();
   Var block("keyT_block"), lane("keyT_lane");
-  keyT.compute_root()
+  copy.compute_root()
       .split(args[0], block, lane, vector * kTransposeBlockVectors,
              TailStrategy::GuardWithIf)
       .reorder(lane, args[1], block)
       .vectorize(lane, vector)
       .parallel(args.back());
-  // A score tile reads one row of keyT per feature. Rows a multiple of
+  // A score tile reads one row of the copy per feature. Rows a multiple of
   // 1 KiB apart fall into a quarter or less of L1's sets (4 KiB apart: the
   // same 4 sets), so the tile, read again by every row tile of the query
   // block, was evicted from L1 in between: 256 padding bytes per row
   // spread the rows over the sets (softmax attention, 8 heads,
   // n = m = 4096: 128 -> 121 ms; n = 1024: 2% faster).
+  int bytes = copy.type().bytes();
+  if (rowLength > 0 && rowLength * bytes % kKeyRowPeriodBytes == 0)
+    copy.bound_storage(args[0], static_cast<int>(rowLength) +
+                                    kKeyRowPaddingBytes / bytes);
+}
+
+/// query (scheduleQuery) and keyT (scheduleTransposedCopy) at root; with
+/// `perSplit` the caller moves keyT into the split loop, and its padding
+/// is per split.
+static void scheduleOperands(OpStages &op, int vector, bool perSplit) {
+  scheduleQuery(op, vector);
   // keyT per split holds one split's keys (scheduleRowAttention).
   auto keys = op.info.find(perSplit ? "keySplit" : "keys");
-  int bytes = op.result.type.bytes();
-  if (keys != op.info.end() && keys->second > 0 &&
-      keys->second * bytes % kKeyRowPeriodBytes == 0) {
-    Func keyT = op.stages.at("keyT");
-    keyT.bound_storage(keyT.args()[0], static_cast<int>(keys->second) +
-                                           kKeyRowPaddingBytes / bytes);
-  }
+  scheduleTransposedCopy(op.stages.at("keyT"), vector,
+                         keys != op.info.end() ? keys->second : 0);
 }
 
 /// f(e, i, b...), an update over `r` into rows of output columns, at `at`:

@@ -19,6 +19,9 @@
 //   queriesPerLaunch queries), the row statistics in shared memory, and each
 //   thread accumulates one output element. Never an n x m buffer for n larger
 //   than queriesPerLaunch.
+// - attn.attention_grad (the fused softmax backward) runs every stage as a
+//   kernel of its own, its score-sized stages stored whole: correct, not
+//   yet blocked like the CPU schedule.
 //
 //===----------------------------------------------------------------------===//
 
@@ -334,6 +337,15 @@ void mlir::attn::codegen::scheduleGpu(OpStages &op,
   case Family::Choice:
     gpuRoot(op.result.func, ctx);
     op.result.func.specialize(op.condition);
+    return;
+  case Family::AttentionGradRows:
+  case Family::AttentionGradKeys:
+    // Every stage a kernel of its own: the products' reductions stay
+    // serial in a thread each, and the score-sized stages are stored whole
+    // (global memory; the CPU schedule's blocking is not done here).
+    for (auto &[role, f] : op.stages)
+      gpuRoot(f, ctx);
+    gpuRoot(op.result.func, ctx);
     return;
   }
 }

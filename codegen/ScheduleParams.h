@@ -83,6 +83,24 @@ struct AttentionParams {
   int materializedBlock = 64;
 };
 
+/// attn.attention_grad, the fused softmax backward (ScheduleAttentionGrad.cpp).
+struct AttentionGradParams {
+  int vectorWidth = 0;
+  /// The row pass keeps three rows x m buffers per block of query rows
+  /// (scores, their exponentials, dP); the block has as many rows as fit
+  /// in rowBlockBytes (a multiple of tileRows, at most 64), so they stay in
+  /// L2 (1-2 MiB per core on the machines we run).
+  int rowBlockBytes = 768 * 1024;
+  /// Keys per parallel task of the key pass: its dK and dV rows stay in L1
+  /// while every chunk of queries streams past them.
+  int keyBlock = 64;
+  /// Queries per chunk of the key pass: P and dP of keyBlock x queryChunk
+  /// are computed, then both accumulated into dK and dV.
+  int queryChunk = 256;
+  int tileVectors = 4; ///< register tiles of the products
+  int tileRows = 4;
+};
+
 /// Chunked products: a product reduced over many positions into few rows,
 /// like K^T V (attn.efficient's context, and an attn.matmul with at most
 /// GemmParams::blockRows rows). Chunks of `chunk` positions reduce in
@@ -150,6 +168,7 @@ struct ScheduleParams {
   GemmParams gemm;
   ReductionParams reduction;
   AttentionParams attention;
+  AttentionGradParams attentionGrad;
   ChunkedProductParams chunkedProduct;
   ElementwiseParams elementwise;
   DeformableParams deformable;

@@ -246,11 +246,57 @@ ATTN_INFER_RETURN_TYPES(
                             adaptor.getSpatialShapes(), emitError))
 #undef ATTN_INFER_RETURN_TYPES
 
+/// attn.attention_grad has three results, one per attention operand.
+LogicalResult AttentionGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties,
+    RegionRange regions, SmallVectorImpl<Type> &inferred) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  ShapeErrorAt emitError{location};
+  SmallVector<Type> single;
+  FailureOr<SmallVector<Shape, 3>> shapes;
+  if (failed(inferResult(
+          operands, emitError,
+          [&]() -> FailureOr<Shape> {
+            shapes = inferAttentionGradShapes(
+                shapeOf(adaptor.getQuery()), shapeOf(adaptor.getKey()),
+                shapeOf(adaptor.getValue()), shapeOf(adaptor.getCotangent()),
+                emitError);
+            if (failed(shapes))
+              return failure();
+            return (*shapes)[0];
+          },
+          single)))
+    return failure();
+  Type elementType = cast<RankedTensorType>(single.front()).getElementType();
+  for (const Shape &shape : *shapes)
+    inferred.push_back(RankedTensorType::get(shape, elementType));
+  return success();
+}
+
+bool AttentionGradOp::isCompatibleReturnTypes(TypeRange lhs, TypeRange rhs) {
+  if (lhs.size() != rhs.size())
+    return false;
+  for (auto [l, r] : llvm::zip(lhs, rhs)) {
+    Type left = l, right = r;
+    if (!areCompatibleTensorTypes(ArrayRef<Type>(left), ArrayRef<Type>(right)))
+      return false;
+  }
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // Verifiers (rules that are not shape rules)
 //===----------------------------------------------------------------------===//
 
 LogicalResult DotProductAttentionOp::verify() {
+  if (!std::isfinite(getScale().convertToDouble()))
+    return emitOpError("scale must be finite, got ")
+           << getScale().convertToDouble();
+  return success();
+}
+
+LogicalResult AttentionGradOp::verify() {
   if (!std::isfinite(getScale().convertToDouble()))
     return emitOpError("scale must be finite, got ")
            << getScale().convertToDouble();

@@ -555,4 +555,61 @@ def Attn_ScatterPixelsOp : Attn_InferredShapeOp<"scatter_pixels"> {
   }];
 }
 
+def Attn_AttentionGradOp : Attn_Op<"attention_grad",
+    [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "gradients of softmax attention over keys (fused, FlashAttention-2 style)";
+  let description = [{
+    The adjoint of `attn.dot_product %q, %k, %v norm [softmax over keys]
+    scale s [causal]` (no mask, identity feature map): given the cotangent
+    dO of its result O, with S = s Q K^T (keys after their query hidden when
+    `causal`), P = softmax(S) over keys and
+    D_i = sum_j P_ij dP_ij = rowsum(dO * O)_i,
+
+        dV = P^T dO,   dP = dO V^T,   dS = P * (dP - D),
+        dQ = s dS K,   dK = s dS^T Q.
+
+    Query (..., n, dk), key (..., m, dk), value (..., m, dv), cotangent
+    (..., n, dv): the leading dims broadcast as for `attn.dot_product`, and
+    every result has the broadcast leading dims (dquery (..., n, dk), dkey
+    (..., m, dk), dvalue (..., m, dv)); `attn.unbroadcast` sums them down to
+    an operand's own. A row with no visible key has P = 0 and gets zeros.
+
+    Code generation recomputes P from the row statistics one block of rows
+    (for dQ) or of keys (for dK and dV) at a time, so no n x m matrix is
+    ever stored (docs/training.md). `--attn-grad` emits this op for softmax
+    attention without a mask.
+
+    ```mlir
+    %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %do scale 0.125
+        : tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32>,
+          tensor<8x128x64xf32>
+        -> tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32>
+    ```
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$query,
+    Attn_FloatTensor:$key,
+    Attn_FloatTensor:$value,
+    Attn_FloatTensor:$cotangent,
+    DefaultValuedAttr<F64Attr, "1.0">:$scale,
+    UnitAttr:$causal
+  );
+  let results = (outs
+    Attn_FloatTensor:$dquery,
+    Attn_FloatTensor:$dkey,
+    Attn_FloatTensor:$dvalue
+  );
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $cotangent (`scale` $scale^)?
+    (`causal` $causal^)? attr-dict `:` type($query) `,` type($key) `,`
+    type($value) `,` type($cotangent) `->` type($dquery) `,` type($dkey) `,`
+    type($dvalue)
+  }];
+  let extraClassDeclaration = [{
+    static bool isCompatibleReturnTypes(::mlir::TypeRange inferred,
+                                        ::mlir::TypeRange actual);
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // ATTN_OPS_TD

@@ -394,3 +394,25 @@ FailureOr<Shape> mlir::attn::inferUnbroadcastShape(ArrayRef<int64_t> input,
     return failure();
   return Shape(like);
 }
+
+FailureOr<SmallVector<Shape, 3>> mlir::attn::inferAttentionGradShapes(
+    ArrayRef<int64_t> query, ArrayRef<int64_t> key, ArrayRef<int64_t> value,
+    ArrayRef<int64_t> cotangent, EmitShapeError emitError) {
+  FailureOr<Shape> output = inferAttentionShape(
+      query, key, value, std::nullopt, AttentionOperandNames(), emitError);
+  if (failed(output))
+    return failure();
+  if (!areCompatibleShapes(cotangent, *output)) {
+    emitError() << "cotangent must have the attention's result shape "
+                << formatShape(*output) << ", got " << formatShape(cotangent);
+    return failure();
+  }
+  Shape lead(output->begin(), output->end() - 2);
+  auto withRows = [&](ArrayRef<int64_t> operand) {
+    Shape shape = lead;
+    shape.append(operand.end() - 2, operand.end());
+    return shape;
+  };
+  return SmallVector<Shape, 3>{withRows(query), withRows(key),
+                               withRows(value)};
+}

@@ -104,6 +104,15 @@ FailureOr<Shape> inferUnbroadcastShape(ArrayRef<int64_t> input,
                                        ArrayRef<int64_t> like,
                                        EmitShapeError emitError);
 
+/// attn.attention_grad: the attention operands as for inferAttentionShape
+/// (no mask), and a cotangent of the attention's result shape. Results:
+/// dquery (..., n, dk), dkey (..., m, dk), dvalue (..., m, dv), each with
+/// the broadcast leading dims.
+FailureOr<SmallVector<Shape, 3>>
+inferAttentionGradShapes(ArrayRef<int64_t> query, ArrayRef<int64_t> key,
+                         ArrayRef<int64_t> value, ArrayRef<int64_t> cotangent,
+                         EmitShapeError emitError);
+
 } // namespace mlir::attn
 
 #endif // ATTN_DIALECT_ATTNSHAPES_H

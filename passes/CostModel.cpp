@@ -127,6 +127,26 @@ static OpCost dotProductCost(DotProductAttentionOp op) {
   return contraction(macs, elementwiseFlops, saturatingAdd(scores, output));
 }
 
+/// The fused softmax backward as code generation runs it: per visible-or-not
+/// score, a pass by query rows (S, dP = dO V^T, dQ: 2 dk + dv MACs) and a
+/// pass by keys (S, dP, dK, dV: 2 dk + 2 dv). It stores no score matrix:
+/// its floats are the three gradients.
+static OpCost attentionGradCost(AttentionGradOp op) {
+  ArrayRef<int64_t> q = shapeOf(op.getQuery()), k = shapeOf(op.getKey()),
+                    v = shapeOf(op.getValue());
+  uint64_t batch = batchOf(op.getDquery());
+  uint64_t n = q[q.size() - 2], m = k[k.size() - 2], dk = q.back(),
+           dv = v.back();
+  uint64_t scores = saturatingMul(batch, saturatingMul(n, m));
+  uint64_t macs = saturatingMul(scores, 4 * dk + 3 * dv);
+  // Per score and pass: scale, exp of S - lse, dP - D, times P.
+  uint64_t perScore = 2 * (normFlopsPerElement(NormKind::softmax) + 3);
+  uint64_t floats = saturatingAdd(
+      numElements(op.getDquery()),
+      saturatingAdd(numElements(op.getDkey()), numElements(op.getDvalue())));
+  return contraction(macs, saturatingMul(scores, perScore), floats);
+}
+
 static OpCost efficientCost(EfficientAttentionOp op) {
   ArrayRef<int64_t> q = shapeOf(op.getQuery()), k = shapeOf(op.getKey()),
                     v = shapeOf(op.getValue());
@@ -179,6 +199,7 @@ CostStatus mlir::attn::estimateOpCost(Operation *op, OpCost &cost) {
   cost = llvm::TypeSwitch<Operation *, OpCost>(op)
              .Case([](DotProductAttentionOp op) { return dotProductCost(op); })
              .Case([](EfficientAttentionOp op) { return efficientCost(op); })
+             .Case([](AttentionGradOp op) { return attentionGradCost(op); })
              .Case([](ExternalAttentionOp op) { return externalCost(op); })
              .Case([](DeformableAttentionOp op) {
                uint64_t samples =

@@ -85,6 +85,20 @@ bool hasLinearGradient(DotProductAttentionOp op) {
          steps[0].getKind() != NormKind::softmax;
 }
 
+/// Softmax attention whose gradient --attn-grad writes as one fused
+/// attn.attention_grad (FlashAttention-2's recomputation; no n x m matrix):
+/// no mask, and one step besides `none`: softmax over keys.
+bool hasFusedSoftmaxGradient(DotProductAttentionOp op) {
+  if (op.getMask())
+    return false;
+  SmallVector<NormStepAttr> steps;
+  for (Attribute attr : op.getNorm())
+    if (cast<NormStepAttr>(attr).getKind() != NormKind::none)
+      steps.push_back(cast<NormStepAttr>(attr));
+  return steps.size() == 1 && steps[0].getAxis() == NormAxis::keys &&
+         steps[0].getKind() == NormKind::softmax;
+}
+
 /// The chunk of the causal form (--attn-reassociate's default chunk-size).
 constexpr int64_t kCausalChunk = 64;
 
@@ -144,6 +158,10 @@ private:
   }
   void matmul(MatmulOp op, Value g);
   void linearAttention(DotProductAttentionOp op, Value g);
+  void softmaxAttention(DotProductAttentionOp op, Value g);
+  /// phi(x) of the op's feature map, and dx from dphi(x).
+  Value mapped(DotProductAttentionOp op, Value x);
+  Value throughMap(DotProductAttentionOp op, Value x, Value dPhi);
   void normalize(NormalizeOp op, Value g);
   LogicalResult extractSlice(tensor::ExtractSliceOp op, Value g);
 
@@ -203,15 +221,9 @@ void Differentiator::matmul(MatmulOp op, Value g) {
 void Differentiator::linearAttention(DotProductAttentionOp op, Value g) {
   Location loc = op.getLoc();
   MLIRContext *context = op.getContext();
-  FeatureMap map = op.getFeatureMap();
   llvm::APFloat scale = op.getScale();
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
-  Value phiQ = map == FeatureMap::identity
-                   ? q
-                   : FeatureMapOp::create(b, loc, map, q).getResult();
-  Value phiK = map == FeatureMap::identity
-                   ? k
-                   : FeatureMapOp::create(b, loc, map, k).getResult();
+  Value phiQ = mapped(op, q), phiK = mapped(op, k);
   auto step = [&](NormKind kind, NormAxis axis, double eps = 0.0) {
     return NormStepAttr::get(context, kind, axis, llvm::APFloat(eps));
   };
@@ -266,14 +278,40 @@ void Differentiator::linearAttention(DotProductAttentionOp op, Value g) {
         AddOp::create(b, loc, attention(v, dN, phiQ, rows), columnTerm);
     dV = attention(phiK, phiQ, dN, rows);
   }
-  auto throughMap = [&](Value x, Value dPhi) -> Value {
-    if (map == FeatureMap::identity)
-      return dPhi;
-    return FeatureMapGradOp::create(b, loc, map, x, dPhi);
-  };
-  accumulate(q, unbroadcast(loc, throughMap(q, dPhiQ), q));
-  accumulate(k, unbroadcast(loc, throughMap(k, dPhiK), k));
+  // Summed over broadcast dims before phi' (elementwise in the operand).
+  accumulate(q, throughMap(op, q, unbroadcast(loc, dPhiQ, q)));
+  accumulate(k, throughMap(op, k, unbroadcast(loc, dPhiK, k)));
   accumulate(v, unbroadcast(loc, dV, v));
+}
+
+Value Differentiator::mapped(DotProductAttentionOp op, Value x) {
+  if (op.getFeatureMap() == FeatureMap::identity)
+    return x;
+  return FeatureMapOp::create(b, op.getLoc(), op.getFeatureMap(), x);
+}
+
+Value Differentiator::throughMap(DotProductAttentionOp op, Value x,
+                                 Value dPhi) {
+  if (op.getFeatureMap() == FeatureMap::identity)
+    return dPhi;
+  return FeatureMapGradOp::create(b, op.getLoc(), op.getFeatureMap(), x, dPhi);
+}
+
+/// O = softmax_keys(scale phi(Q) phi(K)^T [causal]) V: one
+/// attn.attention_grad gives d phi(Q), d phi(K) and dV over the broadcast
+/// batch (design §7: dS = P (dP - rowsum(dO O)), recomputed per block), then
+/// the feature map's derivative and the sums over broadcast dims.
+void Differentiator::softmaxAttention(DotProductAttentionOp op, Value g) {
+  Location loc = op.getLoc();
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  Value phiQ = mapped(op, q), phiK = mapped(op, k);
+  auto grad = AttentionGradOp::create(b, loc, phiQ, phiK, v, g, op.getScale(),
+                                      op.getCausal());
+  // phi' is elementwise in the operand, so the sums over broadcast dims go
+  // first (feature_map_grad takes operands of one shape).
+  accumulate(q, throughMap(op, q, unbroadcast(loc, grad.getDquery(), q)));
+  accumulate(k, throughMap(op, k, unbroadcast(loc, grad.getDkey(), k)));
+  accumulate(v, unbroadcast(loc, grad.getDvalue(), v));
 }
 
 /// y = normalize(x) along `dim`:
@@ -345,6 +383,10 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         return success();
       })
       .Case([&](DotProductAttentionOp op) -> LogicalResult {
+        if (hasFusedSoftmaxGradient(op)) {
+          softmaxAttention(op, g);
+          return success();
+        }
         if (!hasLinearGradient(op))
           return op.emitError("--attn-grad: this attention should have been "
                               "lowered to primitives");
@@ -489,7 +531,7 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols) {
   // The forward in primitive form: every rule below is for a primitive.
   RewritePatternSet patterns(context);
   populateLowerDoubleNormPatterns(patterns, [](DotProductAttentionOp op) {
-    return !hasLinearGradient(op);
+    return !hasLinearGradient(op) && !hasFusedSoftmaxGradient(op);
   });
   populateLowerDeformablePatterns(patterns, /*bilinearGather=*/true);
   patterns.add<LowerEfficient>(context);

@@ -1071,6 +1071,115 @@ Status dotProductAttention(const Tensor &query, const Tensor &key,
   return Status::ok();
 }
 
+Status attentionGrad(const Tensor &query, const Tensor &key,
+                     const Tensor &value, const Tensor &cotangent,
+                     double scale, bool causal, Tensor &dQuery, Tensor &dKey,
+                     Tensor &dValue) {
+  const char *op = "attentionGrad";
+  Broadcast bc;
+  if (Status s = checkQKV(op, "query", query, "key", key, "value", value, bc);
+      !s)
+    return s;
+  if (Status s = checkTensor(op, "cotangent", cotangent); !s)
+    return s;
+  if (!std::isfinite(scale))
+    return fail(op, "scale must be finite, got " + numStr(scale));
+  const int64_t n = query.shape[query.rank() - 2], dk = query.shape.back();
+  const int64_t m = key.shape[key.rank() - 2], dv = value.shape.back();
+  std::vector<int64_t> outShape = bc.shape;
+  outShape.push_back(n);
+  outShape.push_back(dv);
+  if (cotangent.shape != outShape)
+    return fail(op, "cotangent " + cotangent.shapeString() +
+                        " must have the attention's result shape");
+  auto withRows = [&](int64_t rows, int64_t cols) {
+    std::vector<int64_t> shape = bc.shape;
+    shape.push_back(rows);
+    shape.push_back(cols);
+    return shape;
+  };
+  Tensor dq, dk_, dv_;
+  if (Status s = allocate(op, withRows(n, dk), dq); !s)
+    return s;
+  if (Status s = allocate(op, withRows(m, dk), dk_); !s)
+    return s;
+  if (Status s = allocate(op, withRows(m, dv), dv_); !s)
+    return s;
+  int64_t batches = 1;
+  for (int64_t d : bc.shape)
+    batches *= d;
+  if (n > 0 && m > 0 && batches > 0) {
+    int64_t scoreCount;
+    if (!checkedMul(n, m, scoreCount))
+      return fail(op, "the score matrix " + std::to_string(n) + "x" +
+                          std::to_string(m) + " is too large");
+    std::vector<double> p, dp;
+    try {
+      p.resize(static_cast<size_t>(scoreCount));
+      dp.resize(static_cast<size_t>(scoreCount));
+    } catch (...) {
+      return fail(op, "cannot allocate the " + std::to_string(n) + "x" +
+                          std::to_string(m) + " score matrices");
+    }
+    auto rowEnd = [&](int64_t i) { return causal ? std::min(i + 1, m) : m; };
+    for (int64_t b = 0; b < batches; ++b) {
+      const double *q = query.data.data() + bc.index(0, b) * n * dk;
+      const double *k = key.data.data() + bc.index(1, b) * m * dk;
+      const double *v = value.data.data() + bc.index(2, b) * m * dv;
+      const double *dO = cotangent.data.data() + b * n * dv;
+      double *gq = dq.data.data() + b * n * dk;
+      double *gk = dk_.data.data() + b * m * dk;
+      double *gv = dv_.data.data() + b * m * dv;
+      for (int64_t i = 0; i < n; ++i) {
+        double *pi = p.data() + i * m, *dpi = dp.data() + i * m;
+        double rowMax = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < m; ++j) {
+          pi[j] = 0.0;
+          if (j >= rowEnd(i))
+            continue;
+          double acc = 0.0;
+          for (int64_t d = 0; d < dk; ++d)
+            acc += q[i * dk + d] * k[j * dk + d];
+          pi[j] = acc * scale;
+          rowMax = std::max(rowMax, pi[j]);
+        }
+        double total = 0.0;
+        for (int64_t j = 0; j < rowEnd(i); ++j) {
+          pi[j] = std::exp(pi[j] - rowMax);
+          total += pi[j];
+        }
+        // D_i = sum_j P_ij dP_ij with dP = dO V^T.
+        double rowDot = 0.0;
+        for (int64_t j = 0; j < m; ++j) {
+          if (j < rowEnd(i))
+            pi[j] /= total;
+          double acc = 0.0;
+          for (int64_t e = 0; e < dv; ++e)
+            acc += dO[i * dv + e] * v[j * dv + e];
+          dpi[j] = acc;
+          rowDot += pi[j] * acc;
+        }
+        for (int64_t j = 0; j < m; ++j)
+          dpi[j] = pi[j] * (dpi[j] - rowDot); // dS
+      }
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < m; ++j) {
+          double ds = dp[i * m + j] * scale, pij = p[i * m + j];
+          for (int64_t d = 0; d < dk; ++d) {
+            gq[i * dk + d] += ds * k[j * dk + d];
+            gk[j * dk + d] += ds * q[i * dk + d];
+          }
+          for (int64_t e = 0; e < dv; ++e)
+            gv[j * dv + e] += pij * dO[i * dv + e];
+        }
+    }
+  }
+  dQuery = std::move(dq);
+  dKey = std::move(dk_);
+  dValue = std::move(dv_);
+  return Status::ok();
+}
+
 Status efficientAttention(const Tensor &query, const Tensor &key,
                           const Tensor &value, EfficientVariant variant,
                           Tensor &out) {

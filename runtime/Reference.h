@@ -196,6 +196,17 @@ Status dotProductAttention(const Tensor &query, const Tensor &key,
                            const std::vector<NormStep> &steps, double scale,
                            FeatureMap map, bool causal, Tensor &out);
 
+/// The gradients of O = softmax_keys(scale Q K^T) V (keys after their query
+/// hidden with `causal`; a row with no visible key has P = 0) given dO:
+/// dV = P^T dO, dS = P * (dO V^T - rowsum(dO * O)), dQ = scale dS K,
+/// dK = scale dS^T Q. query (..., n, dk), key (..., m, dk), value
+/// (..., m, dv), cotangent (..., n, dv); leading dims broadcast and every
+/// gradient has the broadcast leading dims (not summed over them).
+Status attentionGrad(const Tensor &query, const Tensor &key,
+                     const Tensor &value, const Tensor &cotangent,
+                     double scale, bool causal, Tensor &dQuery, Tensor &dKey,
+                     Tensor &dValue);
+
 /// Efficient attention (Shen et al.). query (..., n, dk), key (..., m, dk),
 /// value (..., m, dv) -> (..., n, dv). Leading dims broadcast.
 Status efficientAttention(const Tensor &query, const Tensor &key,

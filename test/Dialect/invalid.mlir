@@ -1052,3 +1052,42 @@ func.func @scatter_pixels_result(%dy: tensor<1x10x4x1x4x8xf32>, %p: tensor<1x10x
   %0 = attn.scatter_pixels %dy, %p levels [4x4] : tensor<1x10x4x1x4x8xf32>, tensor<1x10x4x1x4x2xf32> -> tensor<1x17x4x8xf32>
   return
 }
+
+// -----
+
+// attention_grad: the cotangent has the attention's result shape.
+func.func @attention_grad_cotangent(%q: tensor<2x16x8xf32>, %k: tensor<2x24x8xf32>, %v: tensor<2x24x4xf32>, %g: tensor<2x16x8xf32>) {
+  // expected-error @+2 {{'attn.attention_grad' op failed to infer returned types}}
+  // expected-error @+1 {{cotangent must have the attention's result shape 2x16x4, got 2x16x8}}
+  %0:3 = attn.attention_grad %q, %k, %v, %g : tensor<2x16x8xf32>, tensor<2x24x8xf32>, tensor<2x24x4xf32>, tensor<2x16x8xf32> -> tensor<2x16x8xf32>, tensor<2x24x8xf32>, tensor<2x24x4xf32>
+  return
+}
+
+// -----
+
+// attention_grad: the attention operands follow attn.dot_product's rules.
+func.func @attention_grad_features(%q: tensor<16x8xf32>, %k: tensor<24x6xf32>, %v: tensor<24x4xf32>, %g: tensor<16x4xf32>) {
+  // expected-error @+2 {{'attn.attention_grad' op failed to infer returned types}}
+  // expected-error @+1 {{query has 8 features but key has 6}}
+  %0:3 = attn.attention_grad %q, %k, %v, %g : tensor<16x8xf32>, tensor<24x6xf32>, tensor<24x4xf32>, tensor<16x4xf32> -> tensor<16x8xf32>, tensor<24x6xf32>, tensor<24x4xf32>
+  return
+}
+
+// -----
+
+// attention_grad: each gradient has its operand's rows and columns over the
+// broadcast batch.
+func.func @attention_grad_result(%q: tensor<2x16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>, %g: tensor<2x16x4xf32>) {
+  // expected-error @+2 {{'attn.attention_grad' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.attention_grad' op inferred type(s) 'tensor<2x16x8xf32>', 'tensor<2x24x8xf32>', 'tensor<2x24x4xf32>' are incompatible with return type(s) of operation 'tensor<2x16x8xf32>', 'tensor<24x8xf32>', 'tensor<24x4xf32>'}}
+  %0:3 = attn.attention_grad %q, %k, %v, %g : tensor<2x16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32>, tensor<2x16x4xf32> -> tensor<2x16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_grad_scale(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>, %g: tensor<16x4xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op scale must be finite, got INF}}
+  %0:3 = attn.attention_grad %q, %k, %v, %g scale 0x7FF0000000000000 : tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32>, tensor<16x4xf32> -> tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32>
+  return
+}

@@ -496,3 +496,23 @@ func.func @scatter_pixels(%dy: tensor<2x5x3x2x4x8xf32>, %p: tensor<2x5x3x2x4x2xf
   %1 = attn.scatter_pixels %ddy, %dp levels [4x4, 2x2] : tensor<?x?x3x2x4x8xf64>, tensor<?x?x3x2x4x2xf64> -> tensor<?x20x3x8xf64>
   return
 }
+
+// -----
+
+// attn.attention_grad, the fused softmax backward: gradients over the
+// broadcast batch (K and V shared by the 3 query heads here), causal and
+// dynamic sizes.
+// CHECK-LABEL: func.func @attention_grad
+// CHECK-SAME: (%[[Q:[a-z0-9_]+]]: tensor<2x3x16x8xf32>, %[[K:[a-z0-9_]+]]: tensor<2x1x24x8xf32>, %[[V:[a-z0-9_]+]]: tensor<2x1x24x4xf32>, %[[G:[a-z0-9_]+]]: tensor<2x3x16x4xf32>, %[[DQ:[a-z0-9_]+]]: tensor<?x8xf64>, %[[DG:[a-z0-9_]+]]: tensor<?x5xf64>)
+// CHECK: attn.attention_grad %[[Q]], %[[K]], %[[V]], %[[G]] scale 3.500000e-01 : tensor<2x3x16x8xf32>, tensor<2x1x24x8xf32>, tensor<2x1x24x4xf32>, tensor<2x3x16x4xf32> -> tensor<2x3x16x8xf32>, tensor<2x3x24x8xf32>, tensor<2x3x24x4xf32>
+// CHECK: attn.attention_grad %[[DQ]], %[[DQ]], %[[DG]], %[[DG]] causal : tensor<?x8xf64>, tensor<?x8xf64>, tensor<?x5xf64>, tensor<?x5xf64> -> tensor<?x8xf64>, tensor<?x8xf64>, tensor<?x5xf64>
+func.func @attention_grad(%q: tensor<2x3x16x8xf32>, %k: tensor<2x1x24x8xf32>, %v: tensor<2x1x24x4xf32>, %g: tensor<2x3x16x4xf32>,
+                          %dq: tensor<?x8xf64>, %dg: tensor<?x5xf64>) {
+  %0:3 = attn.attention_grad %q, %k, %v, %g scale 3.500000e-01
+      : tensor<2x3x16x8xf32>, tensor<2x1x24x8xf32>, tensor<2x1x24x4xf32>, tensor<2x3x16x4xf32>
+      -> tensor<2x3x16x8xf32>, tensor<2x3x24x8xf32>, tensor<2x3x24x4xf32>
+  %1:3 = attn.attention_grad %dq, %dq, %dg, %dg causal
+      : tensor<?x8xf64>, tensor<?x8xf64>, tensor<?x5xf64>, tensor<?x5xf64>
+      -> tensor<?x8xf64>, tensor<?x8xf64>, tensor<?x5xf64>
+  return
+}

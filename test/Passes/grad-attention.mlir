@@ -148,3 +148,26 @@ func.func @efficient_scaling(%q: tensor<16x4xf32>, %k: tensor<16x4xf32>, %v: ten
       : tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x3xf32> -> tensor<16x3xf32>
   return %o : tensor<16x3xf32>
 }
+
+// -----
+
+// Softmax attention without a mask: one fused attn.attention_grad (the
+// FlashAttention-2 recomputation; no n x m matrix in the gradient), on
+// phi(Q) and phi(K); K and V are shared by the 3 query heads, so their
+// gradients (over the broadcast batch) are summed down by attn.unbroadcast
+// before the feature map's derivative.
+// CHECK-LABEL: func.func @grouped_softmax_grad(
+// CHECK-SAME: %arg0: tensor<2x3x8x4xf32>, %arg1: tensor<2x1x6x4xf32>, %arg2: tensor<2x1x6x5xf32>, %arg3: tensor<2x3x8x5xf32>) -> (tensor<2x3x8x4xf32>, tensor<2x1x6x4xf32>, tensor<2x1x6x5xf32>) attributes {{[{]}}attn.gradient_of = @grouped_softmax}
+// CHECK-NEXT: %[[V0:[a-z0-9_]+]] = attn.feature_map relu %arg0 : tensor<2x3x8x4xf32>
+// CHECK-NEXT: %[[V1:[a-z0-9_]+]] = attn.feature_map relu %arg1 : tensor<2x1x6x4xf32>
+// CHECK-NEXT: %[[DQ:[a-z0-9_]+]], %[[DK:[a-z0-9_]+]], %[[DV:[a-z0-9_]+]] = attn.attention_grad %[[V0]], %[[V1]], %arg2, %arg3 scale 2.500000e-01 causal : tensor<2x3x8x4xf32>, tensor<2x1x6x4xf32>, tensor<2x1x6x5xf32>, tensor<2x3x8x5xf32> -> tensor<2x3x8x4xf32>, tensor<2x3x6x4xf32>, tensor<2x3x6x5xf32>
+// CHECK-NEXT: %[[V2:[a-z0-9_]+]] = attn.feature_map_grad relu %arg0, %[[DQ]] : tensor<2x3x8x4xf32>
+// CHECK-NEXT: %[[V3:[a-z0-9_]+]] = attn.unbroadcast %[[DK]] like %arg1 : tensor<2x3x6x4xf32>, tensor<2x1x6x4xf32> -> tensor<2x1x6x4xf32>
+// CHECK-NEXT: %[[V4:[a-z0-9_]+]] = attn.feature_map_grad relu %arg1, %[[V3]] : tensor<2x1x6x4xf32>
+// CHECK-NEXT: %[[V5:[a-z0-9_]+]] = attn.unbroadcast %[[DV]] like %arg2 : tensor<2x3x6x5xf32>, tensor<2x1x6x5xf32> -> tensor<2x1x6x5xf32>
+// CHECK-NEXT: return %[[V2]], %[[V4]], %[[V5]] : tensor<2x3x8x4xf32>, tensor<2x1x6x4xf32>, tensor<2x1x6x5xf32>
+func.func @grouped_softmax(%q: tensor<2x3x8x4xf32>, %k: tensor<2x1x6x4xf32>, %v: tensor<2x1x6x5xf32>) -> tensor<2x3x8x5xf32> {
+  %o = attn.dot_product %q, %k, %v norm [softmax over keys] scale 2.500000e-01 feature_map relu causal
+      : tensor<2x3x8x4xf32>, tensor<2x1x6x4xf32>, tensor<2x1x6x5xf32> -> tensor<2x3x8x5xf32>
+  return %o : tensor<2x3x8x5xf32>
+}

@@ -161,3 +161,18 @@ func.func @dynamic_softmax(%q: tensor<2x?x4xf32>, %k: tensor<2x?x4xf32>, %v: ten
       : tensor<2x?x4xf32>, tensor<2x?x4xf32>, tensor<2x?x3xf32> -> tensor<2x?x3xf32>
   return %o : tensor<2x?x3xf32>
 }
+
+// K and V shared by 3 query heads, with a feature map: the gradients of K
+// are summed over the heads before the map's derivative (linear and fused
+// softmax forms).
+func.func @sum_elu_grouped(%q: tensor<2x3x5x4xf32>, %k: tensor<2x1x6x4xf32>, %v: tensor<2x1x6x3xf32>) -> tensor<2x3x5x3xf32> {
+  %o = attn.dot_product %q, %k, %v norm [sum over keys] feature_map elu_plus_one
+      : tensor<2x3x5x4xf32>, tensor<2x1x6x4xf32>, tensor<2x1x6x3xf32> -> tensor<2x3x5x3xf32>
+  return %o : tensor<2x3x5x3xf32>
+}
+
+func.func @softmax_elu_grouped(%q: tensor<2x3x5x4xf32>, %k: tensor<2x1x6x4xf32>, %v: tensor<2x1x6x3xf32>) -> tensor<2x3x5x3xf32> {
+  %o = attn.dot_product %q, %k, %v norm [softmax over keys] scale 5.000000e-01 feature_map elu_plus_one causal
+      : tensor<2x3x5x4xf32>, tensor<2x1x6x4xf32>, tensor<2x1x6x3xf32> -> tensor<2x3x5x3xf32>
+  return %o : tensor<2x3x5x3xf32>
+}
