@@ -228,10 +228,13 @@ Difference compareResults(ArrayRef<rt::Tensor> original,
   return worst;
 }
 
+/// `op` alone, in generic form. Local scope: value numbers printed in the
+/// module's scope depend on the other functions (their sizes before and
+/// after a pipeline), so an unchanged function could print differently.
 std::string printed(Operation *op) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  op->print(os, OpPrintingFlags().printGenericOpForm());
+  op->print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
   return text;
 }
 

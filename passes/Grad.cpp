@@ -164,6 +164,7 @@ private:
   Value throughMap(DotProductAttentionOp op, Value x, Value dPhi);
   void normalize(NormalizeOp op, Value g);
   LogicalResult extractSlice(tensor::ExtractSliceOp op, Value g);
+  LogicalResult insertSlice(tensor::InsertSliceOp op, Value g);
 
   OpBuilder &b;
   llvm::DenseMap<Value, Value> adjoints;
@@ -365,6 +366,34 @@ LogicalResult Differentiator::extractSlice(tensor::ExtractSliceOp op,
   return success();
 }
 
+/// The source's adjoint is the slice of g; the dest's is g with that slice
+/// zeroed (those elements were overwritten). A constant dest gets none.
+LogicalResult Differentiator::insertSlice(tensor::InsertSliceOp op, Value g) {
+  if (!op.getOffsets().empty() || !op.getSizes().empty() ||
+      !op.getStrides().empty() ||
+      op.getType().getRank() != op.getSourceType().getRank())
+    return op.emitError("--attn-grad differentiates tensor.insert_slice "
+                        "with static offsets, sizes and strides and no "
+                        "rank reduction only");
+  Location loc = op.getLoc();
+  accumulate(op.getSource(),
+             tensor::ExtractSliceOp::create(
+                 b, loc, op.getSourceType(), g, ValueRange{}, ValueRange{},
+                 ValueRange{}, op.getStaticOffsets(), op.getStaticSizes(),
+                 op.getStaticStrides()));
+  if (op.getDest().getDefiningOp<arith::ConstantOp>())
+    return success();
+  Value zeros = zerosLike(loc, op.getSource());
+  if (zeros.getType() != op.getSourceType())
+    zeros = tensor::CastOp::create(b, loc, op.getSourceType(), zeros);
+  accumulate(op.getDest(),
+             tensor::InsertSliceOp::create(
+                 b, loc, zeros, g, ValueRange{}, ValueRange{}, ValueRange{},
+                 op.getStaticOffsets(), op.getStaticSizes(),
+                 op.getStaticStrides()));
+  return success();
+}
+
 LogicalResult Differentiator::differentiate(Operation *op) {
   if (op->getNumResults() != 1)
     return op->emitError("--attn-grad has no adjoint rule for '")
@@ -477,6 +506,7 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         return success();
       })
       .Case([&](tensor::ExtractSliceOp op) { return extractSlice(op, g); })
+      .Case([&](tensor::InsertSliceOp op) { return insertSlice(op, g); })
       .Default([&](Operation *op) {
         InFlightDiagnostic diag =
             op->emitError("--attn-grad has no adjoint rule for '")

@@ -37,7 +37,9 @@ void populateLowerDeformablePatterns(RewritePatternSet &patterns,
 /// The exact chunked prefix-sum form of causal attention that
 /// --attn-reassociate builds (chunks of `chunkSize` positions), whatever its
 /// cost; fails, saying why in `whyNot`, where that form does not exist
-/// (softmax, masks, dynamic sizes, n != m, n not a multiple of the chunk).
+/// (softmax, masks, dynamic sizes, n != m) or is the quadratic form itself
+/// (n < chunkSize: one ragged chunk). A chunkSize that does not divide n
+/// leaves a ragged last chunk.
 FailureOr<Value> buildChunkedCausalAttention(OpBuilder &b,
                                              DotProductAttentionOp op,
                                              int64_t chunkSize,

@@ -37,8 +37,10 @@ def AttnReassociatePass : Pass<"attn-reassociate", "mlir::ModuleOp"> {
       denominator both factored, phi(Q)(phi(K)^T V) / (phi(Q)(phi(K)^T 1) + eps);
     - `causal`: the exact chunked prefix-sum form (chunks of `chunk-size`
       positions: causal attention inside a chunk, an exclusive prefix sum of
-      per-chunk states phi(K_c)^T V_c across chunks), when n = m is static and
-      a multiple of the chunk size;
+      per-chunk states phi(K_c)^T V_c across chunks), when n = m is static
+      and at least the chunk size; a ragged last chunk (n not a multiple of
+      it) is causal attention inside it plus phi(Q_tail) times the sum of
+      all earlier chunk states;
     - leading (batch, head) dims and cross attention (n != m) as they come.
 
     These rewrites are exact up to float reassociation. `softmax over keys`
@@ -161,10 +163,11 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
     is not lowered: its gradient is written as attention ops over the
     transposed roles (dQ from dO, V, phi(K); dK from V, dO, phi(Q); dV from
     phi(K), phi(Q), dO), which --attn-reassociate makes linear in n as it
-    does the forward. Causal attention with such a step (static n = m, a
-    multiple of 64) is first rewritten into the exact chunked prefix-sum
-    form of --attn-reassociate, so its gradient runs through reverse
-    (suffix) scans of the chunk states and stays linear in n. Every pass
+    does the forward. Causal attention with such a step (static n = m of
+    at least 64) is first rewritten into the exact chunked prefix-sum form
+    of --attn-reassociate (chunks of 64, the last one ragged when 64 does
+    not divide n), so its gradient runs through reverse (suffix) scans of
+    the chunk states and stays linear in n. Every pass
     and code generator applies to the result; dead forward ops are
     removed. An argument that reaches no result gets zeros. Ops without a
     rule

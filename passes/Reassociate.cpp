@@ -50,6 +50,9 @@ struct Plan {
   /// eps of the one `sum over keys` step, if there is one.
   std::optional<double> sumEps;
   bool causal = false;
+  /// Causal forms: the number of positions n (= m) and the chunk C.
+  int64_t positions = 0;
+  int64_t chunk = 0;
   /// Why the approximation was allowed (for the remark).
   std::string optInSource;
 };
@@ -161,10 +164,13 @@ FailureOr<Plan> analyze(DotProductAttentionOp op, bool allowApproximation,
       return block("causal cross attention (n = " + llvm::Twine(n) +
                    " queries, m = " + llvm::Twine(m) +
                    " keys): the chunked form needs n = m");
-    if (n % chunkSize != 0)
+    if (n < chunkSize)
       return block("causal attention: n = " + llvm::Twine(n) +
-                   " is not a multiple of chunk-size " +
-                   llvm::Twine(chunkSize));
+                   " is less than chunk-size " + llvm::Twine(chunkSize) +
+                   ": a single (ragged) chunk, whose causal form is the "
+                   "quadratic one");
+    plan.positions = n;
+    plan.chunk = chunkSize;
   }
   return plan;
 }
@@ -238,21 +244,43 @@ Value buildLinear(OpBuilder &b, Location loc, DotProductAttentionOp op,
   return scaleBy(b, loc, ratio, plan.postFactor);
 }
 
-/// Exact causal form in chunks of C positions: causal attention inside each
-/// chunk plus phi(Q_c) times the exclusive prefix sum of the chunk states
-/// phi(K_c)^T V_c; the row sums of a `sum` step are phi(q_i) . (inclusive
-/// prefix sum of phi(k_j)).
-Value buildCausal(OpBuilder &b, Location loc, DotProductAttentionOp op,
-                  const Plan &plan, int64_t chunk) {
-  // The factor before the sum goes on the queries, so numerator and row sums
-  // both carry it.
-  Value q =
-      scaleBy(b, loc, mapFeatures(b, loc, op.getQuery(), op.getFeatureMap()),
-              plan.preFactor);
-  Value k = mapFeatures(b, loc, op.getKey(), op.getFeatureMap());
+/// Rows [offset, offset + size) of `x` along its position dim (rank - 2).
+Value sliceRows(OpBuilder &b, Location loc, Value x, int64_t offset,
+                int64_t size) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t size : type.getShape())
+    sizes.push_back(b.getIndexAttr(size));
+  offsets[rank - 2] = b.getIndexAttr(offset);
+  sizes[rank - 2] = b.getIndexAttr(size);
+  return tensor::ExtractSliceOp::create(b, loc, x, offsets, sizes, strides);
+}
+
+/// `part` written into rows [offset, ...) of `whole`.
+Value insertRows(OpBuilder &b, Location loc, Value part, Value whole,
+                 int64_t offset) {
+  auto type = cast<RankedTensorType>(part.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t size : type.getShape())
+    sizes.push_back(b.getIndexAttr(size));
+  offsets[rank - 2] = b.getIndexAttr(offset);
+  return tensor::InsertSliceOp::create(b, loc, part, whole, offsets, sizes,
+                                       strides);
+}
+
+/// The chunked causal numerator of positions that are a whole number of
+/// chunks; also returns the chunk states phi(K_c)^T V_c.
+std::pair<Value, Value> buildWholeChunks(OpBuilder &b, Location loc, Value q,
+                                         Value k, Value v, int64_t chunk) {
   Value qChunks = splitIntoChunks(b, loc, q, chunk);
   Value kChunks = splitIntoChunks(b, loc, k, chunk);
-  Value vChunks = splitIntoChunks(b, loc, op.getValue(), chunk);
+  Value vChunks = splitIntoChunks(b, loc, v, chunk);
   Value intra = DotProductAttentionOp::create(
       b, loc, qChunks, kChunks, vChunks, /*mask=*/Value(), b.getArrayAttr({}),
       llvm::APFloat(1.0), FeatureMap::identity, /*causal=*/true);
@@ -262,6 +290,65 @@ Value buildCausal(OpBuilder &b, Location loc, DotProductAttentionOp op,
   Value inter = matmul(b, loc, qChunks, earlier);
   Value numerator =
       mergeChunks(b, loc, AddOp::create(b, loc, intra, inter).getResult());
+  return {numerator, states};
+}
+
+/// Exact causal form in chunks of C positions: causal attention inside each
+/// chunk plus phi(Q_c) times the exclusive prefix sum of the chunk states
+/// phi(K_c)^T V_c; the row sums of a `sum` step are phi(q_i) . (inclusive
+/// prefix sum of phi(k_j)). When C does not divide n, the floor(n/C) C head
+/// rows are chunked so and the r = n mod C tail rows are one ragged chunk:
+/// causal attention inside the tail plus phi(Q_tail) times the sum of all
+/// head chunk states; head and tail numerators are written into one n-row
+/// tensor. No position is padded, so no row ever divides 0 by 0 (the row
+/// sums are computed over the n real rows, unchunked).
+Value buildCausal(OpBuilder &b, Location loc, DotProductAttentionOp op,
+                  const Plan &plan) {
+  // The factor before the sum goes on the queries, so numerator and row sums
+  // both carry it.
+  Value q =
+      scaleBy(b, loc, mapFeatures(b, loc, op.getQuery(), op.getFeatureMap()),
+              plan.preFactor);
+  Value k = mapFeatures(b, loc, op.getKey(), op.getFeatureMap());
+  Value v = op.getValue();
+  int64_t n = plan.positions, chunk = plan.chunk;
+  int64_t headRows = n / chunk * chunk, tailRows = n - headRows;
+  Value numerator;
+  if (tailRows == 0) {
+    numerator = buildWholeChunks(b, loc, q, k, v, chunk).first;
+  } else {
+    Value qHead = sliceRows(b, loc, q, 0, headRows);
+    Value kHead = sliceRows(b, loc, k, 0, headRows);
+    Value vHead = sliceRows(b, loc, v, 0, headRows);
+    auto [head, states] = buildWholeChunks(b, loc, qHead, kHead, vHead, chunk);
+    Value qTail = sliceRows(b, loc, q, headRows, tailRows);
+    Value kTail = sliceRows(b, loc, k, headRows, tailRows);
+    Value vTail = sliceRows(b, loc, v, headRows, tailRows);
+    Value intra = DotProductAttentionOp::create(
+        b, loc, qTail, kTail, vTail, /*mask=*/Value(), b.getArrayAttr({}),
+        llvm::APFloat(1.0), FeatureMap::identity, /*causal=*/true);
+    // (..., n/C, dk, dv) summed over the chunks, then the unit chunk dim
+    // dropped: the state of every head position.
+    int64_t stateRank = rankOf(states);
+    Value headState = ReduceSumOp::create(b, loc, states, stateRank - 3);
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t i = 0; i < stateRank - 3; ++i)
+      groups.push_back({i});
+    groups.push_back({stateRank - 3, stateRank - 2});
+    groups.push_back({stateRank - 1});
+    headState = tensor::CollapseShapeOp::create(b, loc, headState, groups);
+    Value tail =
+        AddOp::create(b, loc, intra, matmul(b, loc, qTail, headState));
+    auto headType = cast<RankedTensorType>(head.getType());
+    SmallVector<int64_t> shape(headType.getShape());
+    shape[shape.size() - 2] = n;
+    auto type = RankedTensorType::get(shape, headType.getElementType());
+    Value zeros = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(
+                    type, b.getFloatAttr(type.getElementType(), 0.0)));
+    numerator = insertRows(b, loc, tail, insertRows(b, loc, head, zeros, 0),
+                           headRows);
+  }
   if (!plan.sumEps)
     return scaleBy(b, loc, numerator, plan.postFactor);
   Value keyPrefix = PrefixSumOp::create(b, loc, k, rankOf(k) - 2);
@@ -294,12 +381,11 @@ Value buildSoftmaxApproximation(OpBuilder &b, Location loc,
 
 /// The rewritten value, cast to the op's declared type when that is more (or
 /// less) static than the inferred one.
-Value buildRewrite(OpBuilder &b, DotProductAttentionOp op, const Plan &plan,
-                   int64_t chunk) {
+Value buildRewrite(OpBuilder &b, DotProductAttentionOp op, const Plan &plan) {
   Location loc = op.getLoc();
   Value result = plan.softmaxApproximation
                      ? buildSoftmaxApproximation(b, loc, op, plan)
-                 : plan.causal ? buildCausal(b, loc, op, plan, chunk)
+                 : plan.causal ? buildCausal(b, loc, op, plan)
                                : buildLinear(b, loc, op, plan);
   if (result.getType() != op.getType())
     result = tensor::CastOp::create(b, loc, op.getType(), result);
@@ -421,14 +507,22 @@ struct CreatedOps : OpBuilder::Listener {
   }
 };
 
-std::string describeForm(const Plan &plan, int64_t chunk) {
+std::string describeForm(const Plan &plan) {
   if (plan.softmaxApproximation)
     return "the softmax efficient-attention approximation "
            "sigma_row(Q) (sigma_col(K)^T V)";
   std::string form =
       plan.sumEps ? "phi(Q) (phi(K)^T V) / phi(Q) (phi(K)^T 1)" : "Q (K^T V)";
-  if (plan.causal)
-    form += " with causal prefix sums in chunks of " + std::to_string(chunk);
+  if (!plan.causal)
+    return form;
+  form += " with causal prefix sums in chunks of " + std::to_string(plan.chunk);
+  if (int64_t tailRows = plan.positions % plan.chunk) {
+    int64_t wholeChunks = plan.positions / plan.chunk;
+    form += " (n = " + std::to_string(plan.positions) + ": " +
+            std::to_string(wholeChunks) +
+            (wholeChunks == 1 ? " whole chunk" : " whole chunks") +
+            " and a ragged last chunk of " + std::to_string(tailRows) + ")";
+  }
   return form;
 }
 
@@ -457,7 +551,7 @@ struct AttnReassociatePass
         op.emitRemark("attn-reassociate: not rewritten: ") << whyNot;
       return;
     }
-    std::string form = describeForm(*plan, chunkSize);
+    std::string form = describeForm(*plan);
 
     OpCost quadratic;
     bool staticSizes = estimateOpCost(op, quadratic) == CostStatus::Known;
@@ -467,7 +561,7 @@ struct AttnReassociatePass
     OpBuilder builder(op);
     CreatedOps created;
     builder.setListener(&created);
-    Value result = buildRewrite(builder, op, *plan, chunkSize);
+    Value result = buildRewrite(builder, op, *plan);
 
     OpCost linear;
     bool linearKnown = staticSizes;
@@ -522,7 +616,7 @@ struct AttnReassociatePass
                                     cheaper, /*addThenBlock=*/true,
                                     /*addElseBlock=*/true);
     builder.setInsertionPointToStart(choice.thenBlock());
-    Value linear = buildRewrite(builder, op, plan, chunkSize);
+    Value linear = buildRewrite(builder, op, plan);
     scf::YieldOp::create(builder, loc, linear);
     builder.setInsertionPointToStart(choice.elseBlock());
     Operation *quadratic = builder.clone(*op);
@@ -553,5 +647,5 @@ FailureOr<Value> mlir::attn::buildChunkedCausalAttention(
     whyNot = "not causal";
     return failure();
   }
-  return buildRewrite(b, op, *plan, chunkSize);
+  return buildRewrite(b, op, *plan);
 }

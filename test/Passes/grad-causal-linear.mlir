@@ -28,12 +28,44 @@ func.func @causal_linear(%q: tensor<2x128x8xf32>, %k: tensor<2x128x8xf32>, %v: t
   return %o : tensor<2x128x4xf32>
 }
 
-// n = 24 is not a multiple of the chunk: the quadratic primitive form, with
-// the causal mask applied although there is no normalization step.
-// CHECK-LABEL: func.func @ragged_causal_none_grad
+// n = 100 = 64 + 36: a whole chunk and a ragged last chunk of 36 rows, so
+// the gradient stays linear in n at any n. The forward slices the head and
+// the tail; the backward takes the tail's rows of dO (extract_slice), gives
+// the tail's causal scores (36 x 36) their adjoint, runs the head's reverse
+// scan, and writes each part's adjoint back into n rows (insert_slice, the
+// adjoint of the slices). No 100 x 100 tensor.
+// CHECK-LABEL: func.func @ragged_causal_count_grad
+// CHECK-NOT: 100x100
+// CHECK: tensor.extract_slice %{{.+}}[0, 0] [64, 4] [1, 1] : tensor<100x4xf32> to tensor<64x4xf32>
+// CHECK: attn.causal_mask %{{.+}} fill 0.000000e+00 : tensor<1x64x64xf32>
+// CHECK: attn.prefix_sum %{{.+}} dim 0 exclusive : tensor<1x4x3xf32>
+// CHECK: tensor.extract_slice %{{.+}}[64, 0] [36, 4] [1, 1] : tensor<100x4xf32> to tensor<36x4xf32>
+// CHECK: attn.causal_mask %{{.+}} fill 0.000000e+00 : tensor<36x36xf32>
+// The tail's rows of dO; the head's are dO with the tail's rows zeroed.
+// CHECK: %[[DTAIL:.+]] = tensor.extract_slice %[[DO:.+]][64, 0] [36, 3] [1, 1] : tensor<100x3xf32> to tensor<36x3xf32>
+// CHECK: %[[CLEARED:.+]] = tensor.insert_slice %{{.+}} into %[[DO]][64, 0] [36, 3] [1, 1]
+// CHECK: tensor.extract_slice %[[CLEARED]][0, 0] [64, 3] [1, 1] : tensor<100x3xf32> to tensor<64x3xf32>
+// CHECK: attn.causal_mask %{{.+}} fill 0.000000e+00 : tensor<36x36xf32>
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[64, 0] [36, 3] [1, 1] : tensor<36x3xf32> into tensor<100x3xf32>
+// CHECK: attn.prefix_sum %{{.+}} dim 0 exclusive reverse : tensor<1x4x3xf32>
+// CHECK: attn.causal_mask %{{.+}} fill 0.000000e+00 : tensor<1x64x64xf32>
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0] [64, 3] [1, 1] : tensor<64x3xf32> into tensor<100x3xf32>
+// CHECK-NOT: 100x100
+// CHECK: return
+func.func @ragged_causal_count(%q: tensor<100x4xf32>, %k: tensor<100x4xf32>, %v: tensor<100x3xf32>) -> tensor<100x3xf32> {
+  %o = attn.dot_product %q, %k, %v norm [count over keys] causal
+      : tensor<100x4xf32>, tensor<100x4xf32>, tensor<100x3xf32> -> tensor<100x3xf32>
+  return %o : tensor<100x3xf32>
+}
+
+// n = 24 < 64: the whole sequence is one ragged chunk, whose chunked form is
+// the causal quadratic form itself, so the gradient is that of the quadratic
+// primitive form, with the causal mask applied although there is no
+// normalization step.
+// CHECK-LABEL: func.func @short_causal_none_grad
 // CHECK: %[[S:.+]] = attn.matmul %arg0, %arg1 transpose_rhs : tensor<24x4xf32>, tensor<24x4xf32> -> tensor<24x24xf32>
 // CHECK-NEXT: attn.causal_mask %[[S]] fill 0.000000e+00 : tensor<24x24xf32>
-func.func @ragged_causal_none(%q: tensor<24x4xf32>, %k: tensor<24x4xf32>, %v: tensor<24x3xf32>) -> tensor<24x3xf32> {
+func.func @short_causal_none(%q: tensor<24x4xf32>, %k: tensor<24x4xf32>, %v: tensor<24x3xf32>) -> tensor<24x3xf32> {
   %o = attn.dot_product %q, %k, %v norm [none over keys] causal
       : tensor<24x4xf32>, tensor<24x4xf32>, tensor<24x3xf32> -> tensor<24x3xf32>
   return %o : tensor<24x3xf32>

@@ -46,3 +46,31 @@ func.func @small(%q: tensor<8x64xf32>, %k: tensor<8x64xf32>, %v: tensor<8x64xf32
       : tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
   return %o : tensor<8x64xf32>
 }
+
+// Causal [count over keys] at n that chunks of 64 do not divide, dk = dv =
+// 32: n^2 (dk + dv) MACs before. After, with H = 64 floor(n/64) head rows
+// and r = n - H tail rows: H 64 (dk + dv) (causal chunks) + 2 H dk dv (chunk
+// states and their prefix sums times Q) + r^2 (dk + dv) (the ragged chunk) +
+// r dk dv (the tail times the head's state), linear in n:
+//   n = 4100 = 64 * 64 + 4:  1075840000 -> 16777216 + 8388608 + 1024 + 4096
+//                                          = 25170944
+//   n = 8196 = 128 * 64 + 4: 4299162624 -> 33554432 + 16777216 + 1024 + 4096
+//                                          = 50336768
+// Doubling n doubles the rewritten cost (the quadratic one quadruples).
+// BEFORE: remark: total of @causal_ragged_4100: macs = 1075840000,
+// AFTER: remark: total of @causal_ragged_4100: macs = 25170944,
+func.func @causal_ragged_4100(%q: tensor<4100x32xf32>, %k: tensor<4100x32xf32>,
+                              %v: tensor<4100x32xf32>) -> tensor<4100x32xf32> {
+  %o = attn.dot_product %q, %k, %v norm [count over keys] causal
+      : tensor<4100x32xf32>, tensor<4100x32xf32>, tensor<4100x32xf32> -> tensor<4100x32xf32>
+  return %o : tensor<4100x32xf32>
+}
+
+// BEFORE: remark: total of @causal_ragged_8196: macs = 4299162624,
+// AFTER: remark: total of @causal_ragged_8196: macs = 50336768,
+func.func @causal_ragged_8196(%q: tensor<8196x32xf32>, %k: tensor<8196x32xf32>,
+                              %v: tensor<8196x32xf32>) -> tensor<8196x32xf32> {
+  %o = attn.dot_product %q, %k, %v norm [count over keys] causal
+      : tensor<8196x32xf32>, tensor<8196x32xf32>, tensor<8196x32xf32> -> tensor<8196x32xf32>
+  return %o : tensor<8196x32xf32>
+}

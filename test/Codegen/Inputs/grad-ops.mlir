@@ -60,6 +60,31 @@ func.func @sum_elu_causal_chunked(%q: tensor<2x128x4xf32>, %k: tensor<2x128x4xf3
   return %o : tensor<2x128x3xf32>
 }
 
+// Causal linear attention at n that 64 does not divide: a whole chunk and a
+// ragged last chunk (6 and 3 rows), differentiated through the head's
+// reverse scans, the tail's causal scores and the slices' adjoints. Every
+// argument is under 256 elements, so each element is checked; eps = 0 for
+// the sum (elu+1 keeps the row sums > 0, and no row is padded).
+func.func @count_causal_ragged(%q: tensor<70x3xf32>, %k: tensor<70x3xf32>, %v: tensor<70x2xf32>) -> tensor<70x2xf32> {
+  %o = attn.dot_product %q, %k, %v norm [count over keys] scale 5.000000e-01 causal
+      : tensor<70x3xf32>, tensor<70x3xf32>, tensor<70x2xf32> -> tensor<70x2xf32>
+  return %o : tensor<70x2xf32>
+}
+
+func.func @sum_elu_causal_ragged(%q: tensor<67x3xf32>, %k: tensor<67x3xf32>, %v: tensor<67x3xf32>) -> tensor<67x3xf32> {
+  %o = attn.dot_product %q, %k, %v norm [sum over keys] feature_map elu_plus_one causal
+      : tensor<67x3xf32>, tensor<67x3xf32>, tensor<67x3xf32> -> tensor<67x3xf32>
+  return %o : tensor<67x3xf32>
+}
+
+// n = 200 = 3 * 64 + 8 with two heads and no normalization step; 32 sampled
+// elements per argument.
+func.func @none_causal_ragged_heads(%q: tensor<2x200x4xf32>, %k: tensor<2x200x4xf32>, %v: tensor<2x200x3xf32>) -> tensor<2x200x3xf32> {
+  %o = attn.dot_product %q, %k, %v norm [none over keys] scale 2.500000e-01 causal
+      : tensor<2x200x4xf32>, tensor<2x200x4xf32>, tensor<2x200x3xf32> -> tensor<2x200x3xf32>
+  return %o : tensor<2x200x3xf32>
+}
+
 // Causal with no normalization step (hidden entries still contribute 0).
 func.func @none_causal(%q: tensor<7x4xf32>, %k: tensor<7x4xf32>, %v: tensor<7x3xf32>) -> tensor<7x3xf32> {
   %o = attn.dot_product %q, %k, %v norm [none over keys] scale 5.000000e-01 causal
