@@ -96,7 +96,62 @@ struct ExternalToDotProduct : OpRewritePattern<ExternalAttentionOp> {
   }
 };
 
+/// A product operand Y = op(A) op(B) whose transpose X = op(B)^T op(A)^T is
+/// computed earlier in the block: the product reads X with its transpose
+/// flag flipped, and Y is left dead. Gradients make such twins (linear
+/// attention's phi(K)^T V and V^T phi(K)); each is a pass over n rows.
+struct UseTransposedTwin : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// The earlier product that is `value`'s transpose, if any.
+  static MatmulOp earlierTwin(Value value) {
+    auto product = value.getDefiningOp<MatmulOp>();
+    if (!product)
+      return {};
+    auto type = cast<RankedTensorType>(product.getType());
+    for (Operation *user : product.getRhs().getUsers()) {
+      auto twin = dyn_cast<MatmulOp>(user);
+      if (!twin || twin == product || twin.getLhs() != product.getRhs() ||
+          twin.getRhs() != product.getLhs() ||
+          twin.getTransposeLhs() == product.getTransposeRhs() ||
+          twin.getTransposeRhs() == product.getTransposeLhs() ||
+          twin->getBlock() != product->getBlock() ||
+          !twin->isBeforeInBlock(product))
+        continue;
+      auto twinType = cast<RankedTensorType>(twin.getType());
+      SmallVector<int64_t> transposed(twinType.getShape());
+      std::swap(transposed[transposed.size() - 1],
+                transposed[transposed.size() - 2]);
+      if (twinType.getElementType() == type.getElementType() &&
+          ArrayRef<int64_t>(transposed) == type.getShape())
+        return twin;
+    }
+    return {};
+  }
+
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    MatmulOp lhsTwin = earlierTwin(op.getLhs());
+    MatmulOp rhsTwin = earlierTwin(op.getRhs());
+    if (!lhsTwin && !rhsTwin)
+      return rewriter.notifyMatchFailure(
+          op, "no operand is the transpose of an earlier product");
+    Value lhs = lhsTwin ? lhsTwin.getResult() : op.getLhs();
+    Value rhs = rhsTwin ? rhsTwin.getResult() : op.getRhs();
+    bool transposeLhs = op.getTransposeLhs() != static_cast<bool>(lhsTwin);
+    bool transposeRhs = op.getTransposeRhs() != static_cast<bool>(rhsTwin);
+    rewriter.replaceOpWithNewOp<MatmulOp>(op, op.getType(), lhs, rhs,
+                                          transposeLhs, transposeRhs);
+    return success();
+  }
+};
+
 } // namespace
+
+void MatmulOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                           MLIRContext *context) {
+  patterns.add<UseTransposedTwin>(context);
+}
 
 void ScaleOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                           MLIRContext *context) {

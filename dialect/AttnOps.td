@@ -200,6 +200,7 @@ def Attn_MatmulOp : Attn_InferredShapeOp<"matmul"> {
     (`transpose_rhs` $transpose_rhs^)? attr-dict
     `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
+  let hasCanonicalizer = 1;
 }
 
 def Attn_NormalizeOp : Attn_UnaryOp<"normalize"> {

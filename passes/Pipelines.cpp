@@ -3,7 +3,9 @@
 // attn-default-pipeline: what attn-compile (and attn-run before compiling a
 // kernel) runs before code generation unless told otherwise: canonicalize,
 // attn-reassociate (exact rewrites where they are cheaper, a run-time
-// choice for dynamic sizes), canonicalize (folds the size arithmetic), cse.
+// choice for dynamic sizes), canonicalize (folds the size arithmetic), cse,
+// then canonicalize and cse once more (patterns that compare values, such
+// as a product's transposed twin, match once duplicates are merged).
 // The lowering passes (attn-lower-deformable, attn-lower-double-norm) are
 // not in it: the fused ops are the fast codegen path (docs/lowering.md).
 //
@@ -20,6 +22,10 @@ using namespace mlir;
 void mlir::attn::buildDefaultPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createAttnReassociatePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Patterns that compare values (a product and its transposed twin) see
+  // the duplicates merged only now.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

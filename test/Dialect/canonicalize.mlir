@@ -259,3 +259,39 @@ func.func @dead_ops_erased(%x: tensor<16x8xf32>) {
   %2 = attn.scale %x by 2.0 : tensor<16x8xf32>
   return
 }
+
+// -----
+
+// A product whose transpose was computed earlier reads that one with its
+// transpose flag flipped (phi(K)^T V and V^T phi(K) in linear attention's
+// gradient); the later twin is left dead and erased. Only the later one is
+// replaced, and only when the shapes are each other's transpose.
+// CHECK-LABEL: func.func @transposed_twin
+// CHECK-SAME: (%[[K:[a-z0-9_]+]]: tensor<64x4xf32>, %[[V:[a-z0-9_]+]]: tensor<64x3xf32>, %[[G:[a-z0-9_]+]]: tensor<64x3xf32>)
+// CHECK-NEXT: %[[C:[a-z0-9_]+]] = attn.matmul %[[K]], %[[V]] transpose_lhs : tensor<64x4xf32>, tensor<64x3xf32> -> tensor<4x3xf32>
+// CHECK-NEXT: %[[A:[a-z0-9_]+]] = attn.matmul %[[G]], %[[C]] transpose_rhs : tensor<64x3xf32>, tensor<4x3xf32> -> tensor<64x4xf32>
+// CHECK-NEXT: %[[B:[a-z0-9_]+]] = attn.matmul %[[C]], %[[C]] transpose_lhs : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<3x3xf32>
+// CHECK-NEXT: return %[[A]], %[[B]]
+func.func @transposed_twin(%k: tensor<64x4xf32>, %v: tensor<64x3xf32>, %g: tensor<64x3xf32>) -> (tensor<64x4xf32>, tensor<3x3xf32>) {
+  %c = attn.matmul %k, %v transpose_lhs : tensor<64x4xf32>, tensor<64x3xf32> -> tensor<4x3xf32>
+  %t = attn.matmul %v, %k transpose_lhs : tensor<64x3xf32>, tensor<64x4xf32> -> tensor<3x4xf32>
+  %a = attn.matmul %g, %t : tensor<64x3xf32>, tensor<3x4xf32> -> tensor<64x4xf32>
+  %b = attn.matmul %t, %c : tensor<3x4xf32>, tensor<4x3xf32> -> tensor<3x3xf32>
+  return %a, %b : tensor<64x4xf32>, tensor<3x3xf32>
+}
+
+// -----
+
+// Not a twin: the same operands with the same flags (a duplicate, CSE's
+// job), and products of other shapes, are left alone.
+// CHECK-LABEL: func.func @not_a_twin
+// CHECK: attn.matmul %arg0, %arg1 transpose_lhs
+// CHECK: attn.matmul %arg1, %arg0 transpose_rhs
+// CHECK: attn.matmul %arg2
+func.func @not_a_twin(%k: tensor<4x4xf32>, %v: tensor<4x4xf32>, %g: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %c = attn.matmul %k, %v transpose_lhs : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %t = attn.matmul %v, %k transpose_rhs : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %a = attn.matmul %g, %t : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %s = attn.add %a, %c : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return %s : tensor<4x4xf32>
+}
