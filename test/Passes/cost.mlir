@@ -234,3 +234,17 @@ func.func @gradient_primitives(%x: tensor<8x4xf32>, %dy: tensor<8x4xf32>, %r: te
   %3 = attn.scatter_pixels %g, %p levels [2x3] : tensor<1x2x1x1x3x5xf32>, tensor<1x2x1x1x3x2xf32> -> tensor<1x6x1x5xf32>
   return %0, %1, %2, %3 : tensor<8x4xf32>, tensor<8x4xf32>, tensor<1x4xf32>, tensor<1x6x1x5xf32>
 }
+
+// -----
+
+// The fused softmax backward as codegen runs it: per score (2 x 16 x 24 =
+// 768), a row pass (S, dP, dQ: 2 dk + dv = 20 MACs) and a key pass (S, dP,
+// dK, dV: 2 dk + 2 dv = 24): 768 x 44 = 33792 MACs; per score and pass the
+// softmax's 4 flops and 3 more (scale, dP - D, times P): 768 x 14 = 10752.
+// Floats: its three gradients, 256 + 384 + 192 = 832 (no score matrix).
+// CHECK-LABEL: remark: cost: macs = 33792, flops = 78336, floats = 832
+// CHECK-NEXT: remark: total of @attention_grad: macs = 33792, flops = 78336 (2 x macs + 10752 elementwise), floats = 1792 (0.00 GB)
+func.func @attention_grad(%q: tensor<2x16x8xf32>, %k: tensor<2x24x8xf32>, %v: tensor<2x24x4xf32>, %g: tensor<2x16x4xf32>) -> (tensor<2x16x8xf32>, tensor<2x24x8xf32>, tensor<2x24x4xf32>) {
+  %0:3 = attn.attention_grad %q, %k, %v, %g scale 3.500000e-01 : tensor<2x16x8xf32>, tensor<2x24x8xf32>, tensor<2x24x4xf32>, tensor<2x16x4xf32> -> tensor<2x16x8xf32>, tensor<2x24x8xf32>, tensor<2x24x4xf32>
+  return %0#0, %0#1, %0#2 : tensor<2x16x8xf32>, tensor<2x24x8xf32>, tensor<2x24x4xf32>
+}
