@@ -159,6 +159,112 @@ static void scheduleScatter(OpStages &op, int vector) {
       .parallel(task);
 }
 
+/// The D channels of a head in one vector up to maxChannelVectors native
+/// vectors, else in native vectors (0: D is dynamic).
+static int channelWidth(int64_t depth, const DeformableParams &p,
+                        int vector) {
+  if (depth <= 0)
+    return vector;
+  int channels = static_cast<int>(depth);
+  return channels <= p.maxChannelVectors * vector ? channels : vector;
+}
+
+/// The corner cells (k, p, l, ...) of one (query, head) at `at`, vectorized
+/// across the corners and points of a level (as the forward's).
+static void scheduleCells(Func cells, const Halide::LoopLevel &at,
+                          int64_t points, int vector) {
+  std::vector<Var> args = cells.args(); // k, p, l, h, q, n
+  cells.compute_at(at);
+  if (points <= 0) {
+    cells.vectorize(args[0]);
+    return;
+  }
+  Var kp(cells.name() + "_kp");
+  int lanes = static_cast<int>(4 * points);
+  cells.fuse(args[0], args[1], kp)
+      .vectorize(kp, std::min(lanes, vector),
+                 lanes % vector == 0 || lanes < vector
+                     ? TailStrategy::RoundUp
+                     : TailStrategy::GuardWithIf);
+}
+
+/// deformable_grad's sample pass, grads (x, p, l, h, q, n): blocks of
+/// queriesPerTask queries in parallel (with the batch); per (query, head)
+/// the corner cells (scheduleCells) and the corners' dots with the
+/// cotangent, each a sum over D in one vector with a horizontal add at the
+/// end (D a multiple of the channel width; else serial over D), then the
+/// 3 gradients per sample, unrolled.
+void mlir::attn::codegen::scheduleDeformableGradSamples(
+    OpStages &op, const ScheduleContext &ctx) {
+  const DeformableParams &p = ctx.params.deformable;
+  int vector = ctx.vectorWidth(p.vectorWidth, op.result.type);
+  Func out = op.result.func;
+  if (!ctx.isOutput(out))
+    out.compute_root();
+  Func dots = op.stages.at("dots");
+  Halide::RDom rd = op.domains.at("dots");
+  std::vector<Var> args = out.args(); // x, p, l, h, q, n
+  Var x = args[0], head = args[3], q = args[4];
+  SplitChoice block = chooseSplit(op.result.shape[1], p.queriesPerTask);
+  Var qblock(out.name() + "_qblock"), qi(out.name() + "_qi");
+  out.split(q, qblock, qi, block.factor, block.tail).unroll(x);
+  parallelOuter(out, qblock, 5);
+  Halide::LoopLevel perHead(out, head);
+  scheduleCells(op.stages.at("cells"), perHead, op.info.at("points"), vector);
+  dots.compute_at(perHead);
+  int64_t depth = op.info.at("depth");
+  int width = channelWidth(depth, p, vector);
+  std::vector<Var> dotArgs = dots.args(); // k, p, l, h, q, n
+  dots.update().reorder(rd.x, dotArgs[0], dotArgs[1], dotArgs[2]);
+  if (depth > 0 && depth % width == 0) {
+    Halide::RVar ro(dots.name() + "_ro"), ri(dots.name() + "_ri");
+    dots.update()
+        .split(rd.x, ro, ri, width)
+        .reorder(ri, ro, dotArgs[0], dotArgs[1], dotArgs[2])
+        .atomic()
+        .vectorize(ri)
+        .unroll(dotArgs[0]);
+    op.form += ": query blocks of " + std::to_string(block.factor) +
+               ", dots over D in vectors of " + std::to_string(width);
+  } else {
+    op.form += ": query blocks of " + std::to_string(block.factor) +
+               ", dots over D serial";
+  }
+}
+
+/// deformable_grad's value pass, dvalue (d, h, row, n): the zeros as any
+/// output, then the update over the corners (RDom k, p, l, q) with the D
+/// channels in vectors innermost, the 4 corners unrolled, the corner cells
+/// of each (query, head) computed once (scheduleCells), and the (head,
+/// batch) pairs in parallel: they own disjoint value rows. The corners stay
+/// serial inside a task: two of them may add into the same row.
+void mlir::attn::codegen::scheduleDeformableGradValue(
+    OpStages &op, const ScheduleContext &ctx) {
+  const DeformableParams &p = ctx.params.deformable;
+  int vector = ctx.vectorWidth(p.vectorWidth, op.result.type);
+  Func out = op.result.func;
+  if (!ctx.isOutput(out))
+    out.compute_root();
+  vectorizeAndParallelize(out, op.result, vector);
+  Halide::RDom r = op.domains.at("scatter");
+  std::vector<Var> args = out.args(); // d, h, row, n
+  Var d = args[0], h = args[1], n = args[3];
+  int64_t depth = op.info.at("depth");
+  int width = channelWidth(depth, p, vector);
+  Var task(out.name() + "_hn");
+  Halide::Stage update = out.update();
+  update.reorder(d, r.x, r.y, r.z, r.w, h, n)
+      .vectorize(d, width,
+                 depth > 0 && depth % width == 0 ? TailStrategy::RoundUp
+                                                 : TailStrategy::GuardWithIf)
+      .unroll(r.x)
+      .fuse(h, n, task)
+      .parallel(task);
+  scheduleCells(op.stages.at("cells"), Halide::LoopLevel(out, r.w),
+                op.info.at("points"), vector);
+  op.form += ": each (head, batch index) a parallel task over all queries";
+}
+
 void mlir::attn::codegen::scheduleGather(OpStages &op,
                                          const ScheduleContext &ctx) {
   Func f = op.result.func;
