@@ -216,16 +216,32 @@ void mlir::attn::codegen::scheduleDeformableGradSamples(
   int width = channelWidth(depth, p, vector);
   std::vector<Var> dotArgs = dots.args(); // k, p, l, h, q, n
   dots.update().reorder(rd.x, dotArgs[0], dotArgs[1], dotArgs[2]);
-  if (depth > 0 && depth % width == 0) {
+  int64_t points = op.info.at("points");
+  if (depth > 0 && depth % vector == 0 && points > 0) {
+    // Each corner's D channels summed into one vector (u), then the
+    // vectors of all 4 P corners of a level summed across their lanes at
+    // once (a vector reduction of 4 P x vector lanes into 4 P).
     Halide::RVar ro(dots.name() + "_ro"), ri(dots.name() + "_ri");
+    Var u(dots.name() + "_u");
+    Func lanes = dots.update().split(rd.x, ro, ri, vector).rfactor(ri, u);
+    // u is the intermediate's last dim; stored innermost, the lanes of
+    // one level's corners are contiguous.
+    lanes.reorder_storage(u, dotArgs[0], dotArgs[1], dotArgs[2], dotArgs[3],
+                          dotArgs[4], dotArgs[5])
+        .compute_at(perHead)
+        .vectorize(u);
+    lanes.update()
+        .reorder(u, ro, dotArgs[0], dotArgs[1], dotArgs[2])
+        .vectorize(u)
+        .unroll(ro);
     dots.update()
-        .split(rd.x, ro, ri, width)
-        .reorder(ri, ro, dotArgs[0], dotArgs[1], dotArgs[2])
+        .reorder(ri, dotArgs[0], dotArgs[1], dotArgs[2])
         .atomic()
         .vectorize(ri)
-        .unroll(dotArgs[0]);
+        .vectorize(dotArgs[0])
+        .vectorize(dotArgs[1]);
     op.form += ": query blocks of " + std::to_string(block.factor) +
-               ", dots over D in vectors of " + std::to_string(width);
+               ", dots over D in vectors of " + std::to_string(vector);
   } else {
     op.form += ": query blocks of " + std::to_string(block.factor) +
                ", dots over D serial";
