@@ -451,9 +451,9 @@ LogicalResult KernelBuilder::lowerDeformableGrad(Operation *operation) {
   if (failed(dLoc) || failed(dW))
     return failure();
   algorithm.ops.push_back(
-      {Family::Elementwise, dLocations.name(), *dLoc, {}, {}, {}});
+      {Family::DeformableGradSlice, dLocations.name(), *dLoc, {}, {}, {}});
   algorithm.ops.push_back(
-      {Family::Elementwise, dWeights.name(), *dW, {}, {}, {}});
+      {Family::DeformableGradSlice, dWeights.name(), *dW, {}, {}, {}});
 
   // The value gradient.
   Func scatterCells(name + "_scatter_cells"), dValue(name + "_dvalue");

@@ -280,6 +280,9 @@ void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
     case Family::DeformableGradValue:
       scheduleDeformableGradValue(op, ctx);
       break;
+    case Family::DeformableGradSlice:
+      scheduleDeformableGradSlice(op, ctx);
+      break;
     }
   }
 }

@@ -189,6 +189,7 @@ void scheduleAttentionGradKeys(OpStages &op, const ScheduleContext &ctx);
 void scheduleChoice(OpStages &op, const ScheduleContext &ctx);
 void scheduleDeformableGradSamples(OpStages &op, const ScheduleContext &ctx);
 void scheduleDeformableGradValue(OpStages &op, const ScheduleContext &ctx);
+void scheduleDeformableGradSlice(OpStages &op, ScheduleContext &ctx);
 /// Every family on a GPU target (ScheduleGpu.cpp).
 void scheduleGpu(OpStages &op, const ScheduleContext &ctx);
 

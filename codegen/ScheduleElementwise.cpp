@@ -204,10 +204,30 @@ void mlir::attn::codegen::scheduleDeformableGradSamples(
   Func dots = op.stages.at("dots");
   Halide::RDom rd = op.domains.at("dots");
   std::vector<Var> args = out.args(); // x, p, l, h, q, n
-  Var x = args[0], head = args[3], q = args[4];
+  Var x = args[0], point = args[1], level = args[2], head = args[3],
+      q = args[4];
   SplitChoice block = chooseSplit(op.result.shape[1], p.queriesPerTask);
   Var qblock(out.name() + "_qblock"), qi(out.name() + "_qi");
-  out.split(q, qblock, qi, block.factor, block.tail).unroll(x);
+  out.split(q, qblock, qi, block.factor, block.tail);
+  int64_t points = op.info.at("points");
+  auto levels = Halide::Internal::as_const_int(op.result.shape[3]);
+  if (points > 0 && levels && !ctx.isOutput(out)) {
+    // The 3 gradients of every sample of a (query, head), vectorized
+    // across its L x P samples (stored innermost, so the stores are dense;
+    // the slices read them back).
+    int lanes = static_cast<int>(points * *levels);
+    Var pl(out.name() + "_pl");
+    out.reorder_storage(point, level, x, head, q, args[5])
+        .reorder(point, level, x, head, qi, qblock)
+        .fuse(point, level, pl)
+        .vectorize(pl, std::min(lanes, vector),
+                   lanes % vector == 0 || lanes < vector
+                       ? TailStrategy::RoundUp
+                       : TailStrategy::GuardWithIf)
+        .unroll(x);
+  } else {
+    out.unroll(x);
+  }
   parallelOuter(out, qblock, 5);
   Halide::LoopLevel perHead(out, head);
   scheduleCells(op.stages.at("cells"), perHead, op.info.at("points"), vector);
@@ -216,7 +236,6 @@ void mlir::attn::codegen::scheduleDeformableGradSamples(
   int width = channelWidth(depth, p, vector);
   std::vector<Var> dotArgs = dots.args(); // k, p, l, h, q, n
   dots.update().reorder(rd.x, dotArgs[0], dotArgs[1], dotArgs[2]);
-  int64_t points = op.info.at("points");
   if (depth > 0 && depth % vector == 0 && points > 0) {
     // Each corner's D channels summed into one vector (u), then the
     // vectors of all 4 P corners of a level summed across their lanes at
@@ -246,6 +265,36 @@ void mlir::attn::codegen::scheduleDeformableGradSamples(
     op.form += ": query blocks of " + std::to_string(block.factor) +
                ", dots over D serial";
   }
+}
+
+/// A slice of deformable_grad's sample pass (dlocations (x, p, l, h, q,
+/// n), dweights (p, l, h, q, n)): inlined, or as an output blocks of
+/// queriesPerTask queries in parallel (with the batch), vectorized across
+/// the points (the outer dim N is 1 at batch 1, too few tasks for
+/// vectorizeAndParallelize).
+void mlir::attn::codegen::scheduleDeformableGradSlice(
+    OpStages &op, ScheduleContext &ctx) {
+  Func f = op.result.func;
+  if (!ctx.isOutput(f)) {
+    ctx.inlined.insert(f.name());
+    return;
+  }
+  const DeformableParams &p = ctx.params.deformable;
+  int vector = ctx.vectorWidth(p.vectorWidth, op.result.type);
+  std::vector<Var> args = f.args();
+  size_t rank = args.size();
+  Var point = args[rank - 5], q = args[rank - 2];
+  SplitChoice block = chooseSplit(op.result.shape[1], p.queriesPerTask);
+  Var qblock(f.name() + "_qblock"), qi(f.name() + "_qi");
+  f.split(q, qblock, qi, block.factor, block.tail);
+  if (rank == 6)
+    f.reorder(point, args[0]).unroll(args[0]); // x (2) inside the points
+  auto points = Halide::Internal::as_const_int(op.result.shape[4]);
+  if (points)
+    f.vectorize(point, dividingWidth(static_cast<int>(*points), vector));
+  else
+    f.vectorize(point, vector, TailStrategy::GuardWithIf);
+  parallelOuter(f, qblock, rank - 1);
 }
 
 /// deformable_grad's value pass, dvalue (d, h, row, n): the zeros as any

@@ -347,6 +347,10 @@ void mlir::attn::codegen::scheduleGpu(OpStages &op,
     op.stages.at("dots").compute_at(op.result.func, threads.tx);
     return;
   }
+  case Family::DeformableGradSlice:
+    if (ctx.isOutput(op.result.func))
+      gpuRoot(op.result.func, ctx);
+    return; // inlined otherwise
   case Family::DeformableGradValue:
     // Threads over (d, h) and blocks over n of the update's pure vars; each
     // thread adds its corners in order (two may hit the same row).
