@@ -2,9 +2,10 @@
 //
 // Sampling of multi-level value maps: attn.bilinear_gather and
 // attn.gather_pixels (per sample, from --attn-lower-deformable), the fused
-// attn.deformable, and attn.scatter_pixels (the adjoint of gather_pixels,
-// from --attn-grad). Levels are static: per-level sizes are select chains
-// on the level index.
+// attn.deformable, attn.scatter_pixels (the adjoint of gather_pixels, from
+// --attn-grad) and attn.deformable_grad (the fused backward of
+// attn.deformable, from --attn-grad). Levels are static: per-level sizes
+// are select chains on the level index.
 //
 //===----------------------------------------------------------------------===//
 

@@ -6,7 +6,10 @@
 // the outermost. Gathers (bilinear_gather, deformable) vectorize across the
 // D channels of a head and run queries in parallel; the deformable sum over
 // points is computed per query. The scatter (scatter_pixels) adds its
-// samples in order, vectorized across D, heads and batches in parallel. A
+// samples in order, vectorized across D, heads and batches in parallel.
+// deformable_grad's sample pass runs like the forward (query blocks, the
+// corners' dots with the cotangent in vectors, one lane reduction per
+// level), its value pass like the scatter. A
 // run-time choice (scf.if) is a loop nest of its own, specialized on its
 // condition so each version computes only the branch it reads.
 //

@@ -2,8 +2,10 @@
 //
 // Reverse-mode differentiation of attn functions (design §7). For @f the
 // pass clones f into @f_grad, lowers the clone's attention ops to primitives
-// (the rewrites of the lowering passes), then walks the primitive ops
-// backwards and emits each one's adjoint rule as attn ops. The result is
+// (the rewrites of the lowering passes; attention with a fused or
+// attention-level rule stays: linear forms, softmax without a mask,
+// attn.deformable), then walks the ops backwards and emits each one's
+// adjoint rule as attn ops. The result is
 // ordinary attn IR: cost, reassociation, verification and codegen apply to
 // it unchanged. Passes.td states the signature; docs/training.md the rules.
 //
