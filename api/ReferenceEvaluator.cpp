@@ -287,12 +287,26 @@ LogicalResult Interpreter::tensorStep(Operation *op) {
     values[grad.getDvalue()] = std::move(dValue);
     return success();
   }
+  if (auto grad = dyn_cast<DeformableGradOp>(op)) {
+    rt::Tensor dValue, dLocations, dWeights;
+    rt::Status status = rt::deformableGrad(
+        get(grad.getValue()), get(grad.getSamplingLocations()),
+        get(grad.getAttentionWeights()), get(grad.getCotangent()),
+        toRuntimeLevels(grad.getSpatialShapes()), grad.getAlignCorners(),
+        dValue, dLocations, dWeights);
+    if (!status)
+      return op->emitError("reference runtime: ") << status.message();
+    values[grad.getDvalue()] = std::move(dValue);
+    values[grad.getDsamplingLocations()] = std::move(dLocations);
+    values[grad.getDattentionWeights()] = std::move(dWeights);
+    return success();
+  }
   if (llvm::any_of(op->getOperandTypes(), notTensors) ||
       llvm::any_of(op->getResultTypes(), notTensors) ||
       op->getNumResults() != 1)
     return op->emitError("the reference evaluator handles ops with ranked "
                          "tensor operands and one result only (and "
-                         "attn.attention_grad)");
+                         "attn.attention_grad, attn.deformable_grad)");
   Value result = op->getResult(0);
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](DotProductAttentionOp op) {

@@ -111,6 +111,7 @@ const Lowering kLowerings[] = {
     {"attn.scatter_pixels", &KernelBuilder::lowerScatterPixels},
     {"tensor.insert_slice", &KernelBuilder::lowerInsertSlice},
     {"attn.attention_grad", &KernelBuilder::lowerAttentionGrad},
+    {"attn.deformable_grad", &KernelBuilder::lowerDeformableGrad},
 };
 
 } // namespace

@@ -53,6 +53,9 @@ enum class Family {
   Choice,                ///< scf.if on sizes: select(condition, then, else)
   AttentionGradRows,     ///< attention_grad's pass by query blocks
   AttentionGradKeys,     ///< attention_grad's pass by key blocks
+  DeformableGradSamples, ///< deformable_grad's location and weight pass
+  DeformableGradValue,   ///< deformable_grad's scatter into the value
+  DeformableGradSlice,   ///< dlocations, dweights: slices of the samples
 };
 
 /// The Funcs of one op, by role, for the schedule part.

@@ -2,9 +2,10 @@
 //
 // Sampling of multi-level value maps: attn.bilinear_gather and
 // attn.gather_pixels (per sample, from --attn-lower-deformable), the fused
-// attn.deformable, and attn.scatter_pixels (the adjoint of gather_pixels,
-// from --attn-grad). Levels are static: per-level sizes are select chains
-// on the level index.
+// attn.deformable, attn.scatter_pixels (the adjoint of gather_pixels, from
+// --attn-grad) and attn.deformable_grad (the fused backward of
+// attn.deformable, from --attn-grad). Levels are static: per-level sizes
+// are select chains on the level index.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,14 +14,20 @@
 using namespace mlir;
 using namespace mlir::attn::codegen::detail;
 
-KernelBuilder::BilinearCorner
-KernelBuilder::bilinearCorner(const TensorFunc &value, Expr start, Expr height,
-                              Expr width, Expr x, Expr y, bool alignCorners,
-                              Expr cx, Expr cy) {
-  Halide::Type type = value.type;
+namespace {
+
+/// The cell of a bilinear sample at normalized (x, y) of a level of
+/// height x width pixels: the fractions (fx, fy) of its pixel, the corner
+/// (x0, y0) it rounds down to (ints), and whether any corner can be inside
+/// (the location is finite and the pixel in [-1, width) x [-1, height)).
+struct BilinearCell {
+  Expr fx, fy, x0, y0, inside;
+};
+
+BilinearCell bilinearCell(Halide::Type type, Expr height, Expr width, Expr x,
+                          Expr y, bool alignCorners) {
   Expr w = Halide::cast(type, width), hgt = Halide::cast(type, height);
   Expr one = constant(type, 1.0), half = constant(type, 0.5);
-  Expr zero = constant(type, 0.0);
   Expr px = alignCorners ? x * (w - one) : x * w - half;
   Expr py = alignCorners ? y * (hgt - one) : y * hgt - half;
   // Non-finite locations and pixels far outside the level contribute 0;
@@ -30,8 +37,21 @@ KernelBuilder::bilinearCorner(const TensorFunc &value, Expr start, Expr height,
   Expr safeX = Halide::select(inside, px, constant(type, -1.0));
   Expr safeY = Halide::select(inside, py, constant(type, -1.0));
   Expr fx0 = Halide::floor(safeX), fy0 = Halide::floor(safeY);
-  Expr fx = safeX - fx0, fy = safeY - fy0;
-  Expr xc = Halide::cast<int>(fx0) + cx, yc = Halide::cast<int>(fy0) + cy;
+  return {safeX - fx0, safeY - fy0, Halide::cast<int>(fx0),
+          Halide::cast<int>(fy0), inside};
+}
+
+} // namespace
+
+KernelBuilder::BilinearCorner
+KernelBuilder::bilinearCorner(const TensorFunc &value, Expr start, Expr height,
+                              Expr width, Expr x, Expr y, bool alignCorners,
+                              Expr cx, Expr cy) {
+  Halide::Type type = value.type;
+  Expr one = constant(type, 1.0), zero = constant(type, 0.0);
+  auto [fx, fy, x0, y0, inside] =
+      bilinearCell(type, height, width, x, y, alignCorners);
+  Expr xc = x0 + cx, yc = y0 + cy;
   Expr valid = inside && xc >= 0 && xc < width && yc >= 0 && yc < height;
   Expr weightX = Halide::select(cx == 0, one - fx, fx);
   Expr weightY = Halide::select(cy == 0, one - fy, fy);
@@ -282,5 +302,184 @@ LogicalResult KernelBuilder::lowerScatterPixels(Operation *operation) {
          call(result, {n, at, h, d}) +
              Halide::select(inside, cotangent({n, q, h, l, p, d}), zero));
   bind(op, Family::Gather, {result, *shape, type}, {}, {{"scatter", r}});
+  return success();
+}
+
+// attn.deformable_grad (design §7) as two loop nests that share the corner
+// rule of the forward:
+//
+// <name>_cells(k, p, l, h, q, n) is a Tuple per corner k = cx + 2 cy of a
+// sample: its value row (clamped into [0, Lv)), its bilinear weight
+// wx wy, and the coefficients of the location gradient a sx dwx wy and
+// a sy wx dwy (a the attention weight, dwx = -1 or +1 for the left or
+// right corner, sx = W or W - 1 with align_corners), all 0 for a corner
+// outside the level. <name>_dots(k, p, l, h, q, n) = <value row of k,
+// cotangent of (q, h)> (an update over the D channels), and
+// <name>_grads(x, p, l, h, q, n) = sum over k of coefficient x times the
+// dot: x = 0, 1 the location gradient (x, y), x = 2 the weight gradient.
+// The results dlocations and dweights are slices of it.
+//
+// The value gradient <name>_dvalue(n, row, h, d) is 0, then one update over
+// the corners (k innermost, then p, l, q) adds a wx wy cotangent[n, q, h*D +
+// d] at the corner's row, reading the same rule from <name>_scatter_cells
+// (a Func of its own, so each loop nest computes the corners where it needs
+// them). n, h and d stay pure in the update: different (batch, head) pairs
+// own disjoint value rows, and two corners that hit the same row differ
+// only in the RDom, which runs in order.
+LogicalResult KernelBuilder::lowerDeformableGrad(Operation *operation) {
+  auto op = cast<DeformableGradOp>(operation);
+  if (failed(checkLevels(op, op.getSpatialShapes())))
+    return failure();
+  const TensorFunc &value = get(op.getValue());
+  const TensorFunc &loc = get(op.getSamplingLocations());
+  const TensorFunc &weights = get(op.getAttentionWeights());
+  const TensorFunc &cotangent = get(op.getCotangent());
+  std::string name = opFuncName(op);
+  std::vector<int> heights, widths, starts;
+  levelTables(op.getSpatialShapes(), heights, widths, starts);
+  int numLevels = static_cast<int>(heights.size());
+  int rows = starts.back() + heights.back() * widths.back();
+  Expr depth = value.shape[3];
+  requireEqual(value.shape[0], loc.shape[0], name + " batch dim");
+  requireEqual(value.shape[1], Expr(rows), name + " value rows");
+  requireEqual(value.shape[2], loc.shape[2], name + " head dim");
+  requireEqual(loc.shape[3], Expr(numLevels), name + " levels of locations");
+  requireEqual(loc.shape[5], Expr(2), name + " (x, y) dim of locations");
+  for (size_t d = 0; d < 5; ++d)
+    requireEqual(weights.shape[d], loc.shape[d],
+                 name + " attention_weights dim " + std::to_string(d));
+  requireEqual(cotangent.shape[0], loc.shape[0], name + " cotangent batch");
+  requireEqual(cotangent.shape[1], loc.shape[1], name + " cotangent queries");
+  requireEqual(cotangent.shape[2],
+               Halide::Internal::simplify(loc.shape[2] * depth),
+               name + " cotangent channels");
+  Halide::Type type = value.type;
+  Expr zero = constant(type, 0.0), one = constant(type, 1.0);
+  bool alignCorners = op.getAlignCorners();
+  Var n("n"), q("q"), h("h"), l("l"), p("p"), k("k"), d("d"), x("x"),
+      row("row");
+
+  // The corner rule of sample (n, q, h, l, p), corner k: the row, and the
+  // weights of the scatter (a wx wy), of the weight gradient (wx wy) and of
+  // the location gradient.
+  struct Corner {
+    Expr row, weight, dx, dy;
+  };
+  auto cornerOf = [&](Expr k, Expr p, Expr l, Expr h, Expr q,
+                      Expr n) -> Corner {
+    Expr height = heights.back(), width = widths.back(), start = starts.back();
+    for (int i = numLevels - 1; i-- > 0;) {
+      height = Halide::select(l == i, heights[i], height);
+      width = Halide::select(l == i, widths[i], width);
+      start = Halide::select(l == i, starts[i], start);
+    }
+    Expr px = loc({n, q, h, l, p, 0}), py = loc({n, q, h, l, p, 1});
+    auto [fx, fy, x0, y0, inside] =
+        bilinearCell(type, height, width, px, py, alignCorners);
+    Expr cx = k % 2, cy = k / 2;
+    Expr xc = x0 + cx, yc = y0 + cy;
+    Expr valid = inside && xc >= 0 && xc < width && yc >= 0 && yc < height;
+    Expr wx = Halide::select(cx == 0, one - fx, fx);
+    Expr wy = Halide::select(cy == 0, one - fy, fy);
+    Expr signX = Halide::select(cx == 0, -one, one);
+    Expr signY = Halide::select(cy == 0, -one, one);
+    Expr scaleX = Halide::cast(type, alignCorners ? width - 1 : width);
+    Expr scaleY = Halide::cast(type, alignCorners ? height - 1 : height);
+    Expr a = weights({n, q, h, l, p});
+    Expr at = Halide::clamp(start + yc * width + xc, 0, rows - 1);
+    return {at, Halide::select(valid, wx * wy, zero),
+            Halide::select(valid, a * scaleX * signX * wy, zero),
+            Halide::select(valid, a * scaleY * wx * signY, zero)};
+  };
+
+  // The location and weight gradients.
+  Func cells(name + "_cells"), dots(name + "_dots"), grads(name + "_grads");
+  Corner corner = cornerOf(k, p, l, h, q, n);
+  cells(k, p, l, h, q, n) =
+      Halide::Tuple(corner.row, corner.weight, corner.dx, corner.dy);
+  RDom rd(0, depth, name + "_rd");
+  dots(k, p, l, h, q, n) = zero;
+  dots(k, p, l, h, q, n) +=
+      value({n, cells(k, p, l, h, q, n)[0], h, rd}) *
+      cotangent({n, q, h * depth + rd});
+  Expr total = zero;
+  for (int c = 0; c < 4; ++c) {
+    Halide::FuncRef at = cells(c, p, l, h, q, n);
+    Expr coefficient = Halide::select(x == 0, at[2], x == 1, at[3], at[1]);
+    // A select, not a product with the 0 coefficient: a corner outside the
+    // level adds exactly 0 whatever its clamped row holds.
+    total += Halide::select(coefficient != zero,
+                            coefficient * dots(c, p, l, h, q, n), zero);
+  }
+  grads(x, p, l, h, q, n) = total;
+  std::vector<Expr> gradsShape = {loc.shape[0], loc.shape[1], loc.shape[2],
+                                  loc.shape[3], loc.shape[4], Expr(3)};
+  auto staticDepth = Halide::Internal::as_const_int(depth);
+  auto staticPoints = Halide::Internal::as_const_int(loc.shape[4]);
+  std::map<std::string, int64_t> info = {
+      {"depth", staticDepth ? *staticDepth : 0},
+      {"points", staticPoints ? *staticPoints : 0}};
+  algorithm.ops.push_back({Family::DeformableGradSamples, grads.name(),
+                           TensorFunc{grads, gradsShape, type},
+                           {{"cells", cells}, {"dots", dots}},
+                           {{"dots", rd}}, info});
+  algorithm.ops.back().loc = op.getLoc();
+  algorithm.ops.back().form =
+      "deformable backward, sample pass (per (query, head): the corners' "
+      "dots with the cotangent over D, then the location and weight "
+      "gradients)";
+
+  auto result = [&](Value v, Func f,
+                    std::vector<Expr> computed) -> FailureOr<TensorFunc> {
+    FailureOr<std::vector<Expr>> shape =
+        extents(op, cast<RankedTensorType>(v.getType()), computed);
+    if (failed(shape))
+      return failure();
+    TensorFunc tensor{f, *shape, type};
+    values[v] = tensor;
+    return tensor;
+  };
+  Func dLocations(name + "_dlocations"), dWeights(name + "_dweights");
+  dLocations(x, p, l, h, q, n) = grads(x, p, l, h, q, n);
+  dWeights(p, l, h, q, n) = grads(2, p, l, h, q, n);
+  std::vector<Expr> locShape = loc.shape;
+  locShape[5] = Expr(2);
+  FailureOr<TensorFunc> dLoc =
+      result(op.getDsamplingLocations(), dLocations, locShape);
+  FailureOr<TensorFunc> dW = result(
+      op.getDattentionWeights(), dWeights,
+      std::vector<Expr>(loc.shape.begin(), loc.shape.begin() + 5));
+  if (failed(dLoc) || failed(dW))
+    return failure();
+  algorithm.ops.push_back(
+      {Family::DeformableGradSlice, dLocations.name(), *dLoc, {}, {}, {}});
+  algorithm.ops.push_back(
+      {Family::DeformableGradSlice, dWeights.name(), *dW, {}, {}, {}});
+
+  // The value gradient.
+  Func scatterCells(name + "_scatter_cells"), dValue(name + "_dvalue");
+  Corner again = cornerOf(k, p, l, h, q, n);
+  scatterCells(k, p, l, h, q, n) =
+      Halide::Tuple(again.row, again.weight * weights({n, q, h, l, p}));
+  RDom rs(0, 4, 0, loc.shape[4], 0, numLevels, 0, loc.shape[1],
+          name + "_rs");
+  dValue(d, h, row, n) = zero;
+  Halide::FuncRef sample = scatterCells(rs.x, rs.y, rs.z, h, rs.w, n);
+  Expr at = sample[0], weight = sample[1];
+  dValue(d, h, at, n) +=
+      Halide::select(weight != zero,
+                     weight * cotangent({n, rs.w, h * depth + d}), zero);
+  FailureOr<TensorFunc> dV =
+      result(op.getDvalue(), dValue,
+             {loc.shape[0], Expr(rows), loc.shape[2], depth});
+  if (failed(dV))
+    return failure();
+  algorithm.ops.push_back({Family::DeformableGradValue, dValue.name(), *dV,
+                           {{"cells", scatterCells}},
+                           {{"scatter", rs}}, info});
+  algorithm.ops.back().loc = op.getLoc();
+  algorithm.ops.back().form =
+      "deformable backward, value pass (each sample's cotangent times its "
+      "corners' weights scattered into the value rows)";
   return success();
 }

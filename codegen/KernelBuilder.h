@@ -19,7 +19,8 @@
 //                            attention_grad (its fused backward)
 //   AlgorithmEfficient.cpp   efficient
 //   AlgorithmSampling.cpp    bilinear_gather, gather_pixels, deformable,
-//                            scatter_pixels
+//                            scatter_pixels, deformable_grad (its fused
+//                            backward)
 //
 // To support a new op: write `lowerFoo` in its family's file, declare it
 // below with the others of that file, add one row to kLowerings
@@ -135,6 +136,7 @@ public:
   LogicalResult lowerGatherPixels(Operation *op);
   LogicalResult lowerDeformable(Operation *op);
   LogicalResult lowerScatterPixels(Operation *op);
+  LogicalResult lowerDeformableGrad(Operation *op);
 
 private:
   // Shared by every family (Algorithm.cpp).

@@ -274,6 +274,15 @@ void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
     case Family::AttentionGradKeys:
       scheduleAttentionGradKeys(op, ctx);
       break;
+    case Family::DeformableGradSamples:
+      scheduleDeformableGradSamples(op, ctx);
+      break;
+    case Family::DeformableGradValue:
+      scheduleDeformableGradValue(op, ctx);
+      break;
+    case Family::DeformableGradSlice:
+      scheduleDeformableGradSlice(op, ctx);
+      break;
     }
   }
 }

@@ -187,6 +187,9 @@ void scheduleMaterializedAttention(OpStages &op, const ScheduleContext &ctx);
 void scheduleAttentionGradRows(OpStages &op, const ScheduleContext &ctx);
 void scheduleAttentionGradKeys(OpStages &op, const ScheduleContext &ctx);
 void scheduleChoice(OpStages &op, const ScheduleContext &ctx);
+void scheduleDeformableGradSamples(OpStages &op, const ScheduleContext &ctx);
+void scheduleDeformableGradValue(OpStages &op, const ScheduleContext &ctx);
+void scheduleDeformableGradSlice(OpStages &op, ScheduleContext &ctx);
 /// Every family on a GPU target (ScheduleGpu.cpp).
 void scheduleGpu(OpStages &op, const ScheduleContext &ctx);
 

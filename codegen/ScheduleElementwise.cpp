@@ -6,7 +6,10 @@
 // the outermost. Gathers (bilinear_gather, deformable) vectorize across the
 // D channels of a head and run queries in parallel; the deformable sum over
 // points is computed per query. The scatter (scatter_pixels) adds its
-// samples in order, vectorized across D, heads and batches in parallel. A
+// samples in order, vectorized across D, heads and batches in parallel.
+// deformable_grad's sample pass runs like the forward (query blocks, the
+// corners' dots with the cotangent in vectors, one lane reduction per
+// level), its value pass like the scatter. A
 // run-time choice (scf.if) is a loop nest of its own, specialized on its
 // condition so each version computes only the branch it reads.
 //
@@ -157,6 +160,181 @@ static void scheduleScatter(OpStages &op, int vector) {
       .vectorize(d, vector, TailStrategy::GuardWithIf)
       .fuse(h, n, task)
       .parallel(task);
+}
+
+/// The D channels of a head in one vector up to maxChannelVectors native
+/// vectors, else in native vectors (0: D is dynamic).
+static int channelWidth(int64_t depth, const DeformableParams &p,
+                        int vector) {
+  if (depth <= 0)
+    return vector;
+  int channels = static_cast<int>(depth);
+  return channels <= p.maxChannelVectors * vector ? channels : vector;
+}
+
+/// The corner cells (k, p, l, ...) of one (query, head) at `at`, vectorized
+/// across the corners and points of a level (as the forward's).
+static void scheduleCells(Func cells, const Halide::LoopLevel &at,
+                          int64_t points, int vector) {
+  std::vector<Var> args = cells.args(); // k, p, l, h, q, n
+  cells.compute_at(at);
+  if (points <= 0) {
+    cells.vectorize(args[0]);
+    return;
+  }
+  Var kp(cells.name() + "_kp");
+  int lanes = static_cast<int>(4 * points);
+  cells.fuse(args[0], args[1], kp)
+      .vectorize(kp, std::min(lanes, vector),
+                 lanes % vector == 0 || lanes < vector
+                     ? TailStrategy::RoundUp
+                     : TailStrategy::GuardWithIf);
+}
+
+/// deformable_grad's sample pass, grads (x, p, l, h, q, n): blocks of
+/// queriesPerTask queries in parallel (with the batch); per (query, head)
+/// the corner cells (scheduleCells) and the corners' dots with the
+/// cotangent: each corner's D channels summed into one native vector, then
+/// one vector reduction per level of its 4 P corners' vectors (D a multiple
+/// of the vector and P static; else serial over D), then the 3 gradients
+/// of each sample, vectorized across the L x P samples.
+void mlir::attn::codegen::scheduleDeformableGradSamples(
+    OpStages &op, const ScheduleContext &ctx) {
+  const DeformableParams &p = ctx.params.deformable;
+  int vector = ctx.vectorWidth(p.vectorWidth, op.result.type);
+  Func out = op.result.func;
+  if (!ctx.isOutput(out))
+    out.compute_root();
+  Func dots = op.stages.at("dots");
+  Halide::RDom rd = op.domains.at("dots");
+  std::vector<Var> args = out.args(); // x, p, l, h, q, n
+  Var x = args[0], point = args[1], level = args[2], head = args[3],
+      q = args[4];
+  SplitChoice block = chooseSplit(op.result.shape[1], p.queriesPerTask);
+  Var qblock(out.name() + "_qblock"), qi(out.name() + "_qi");
+  out.split(q, qblock, qi, block.factor, block.tail);
+  int64_t points = op.info.at("points");
+  auto levels = Halide::Internal::as_const_int(op.result.shape[3]);
+  if (points > 0 && levels && !ctx.isOutput(out)) {
+    // The 3 gradients of every sample of a (query, head), vectorized
+    // across its L x P samples (stored innermost, so the stores are dense;
+    // the slices read them back).
+    int lanes = static_cast<int>(points * *levels);
+    Var pl(out.name() + "_pl");
+    out.reorder_storage(point, level, x, head, q, args[5])
+        .reorder(point, level, x, head, qi, qblock)
+        .fuse(point, level, pl)
+        .vectorize(pl, std::min(lanes, vector),
+                   lanes % vector == 0 || lanes < vector
+                       ? TailStrategy::RoundUp
+                       : TailStrategy::GuardWithIf)
+        .unroll(x);
+  } else {
+    out.unroll(x);
+  }
+  parallelOuter(out, qblock, 5);
+  Halide::LoopLevel perHead(out, head);
+  scheduleCells(op.stages.at("cells"), perHead, op.info.at("points"), vector);
+  dots.compute_at(perHead);
+  int64_t depth = op.info.at("depth");
+  std::vector<Var> dotArgs = dots.args(); // k, p, l, h, q, n
+  dots.update().reorder(rd.x, dotArgs[0], dotArgs[1], dotArgs[2]);
+  if (depth > 0 && depth % vector == 0 && points > 0) {
+    // Each corner's D channels summed into one vector (u), then the
+    // vectors of all 4 P corners of a level summed across their lanes at
+    // once (a vector reduction of 4 P x vector lanes into 4 P, which
+    // Halide lowers to shuffles and vector adds). A horizontal add per
+    // corner was an ordered chain of scalar adds (LLVM's float reduction
+    // without reassociation): 420 instead of 150 ms for this pass at the
+    // deformable_encoder bench shape, under load.
+    Halide::RVar ro(dots.name() + "_ro"), ri(dots.name() + "_ri");
+    Var u(dots.name() + "_u");
+    Func lanes = dots.update().split(rd.x, ro, ri, vector).rfactor(ri, u);
+    // u is the intermediate's last dim; stored innermost, the lanes of
+    // one level's corners are contiguous.
+    lanes.reorder_storage(u, dotArgs[0], dotArgs[1], dotArgs[2], dotArgs[3],
+                          dotArgs[4], dotArgs[5])
+        .compute_at(perHead)
+        .vectorize(u);
+    lanes.update()
+        .reorder(u, ro, dotArgs[0], dotArgs[1], dotArgs[2])
+        .vectorize(u)
+        .unroll(ro);
+    dots.update()
+        .reorder(ri, dotArgs[0], dotArgs[1], dotArgs[2])
+        .atomic()
+        .vectorize(ri)
+        .vectorize(dotArgs[0])
+        .vectorize(dotArgs[1]);
+    op.form += ": query blocks of " + std::to_string(block.factor) +
+               ", dots over D in vectors of " + std::to_string(vector);
+  } else {
+    op.form += ": query blocks of " + std::to_string(block.factor) +
+               ", dots over D serial";
+  }
+}
+
+/// A slice of deformable_grad's sample pass (dlocations (x, p, l, h, q,
+/// n), dweights (p, l, h, q, n)): inlined, or as an output blocks of
+/// queriesPerTask queries in parallel (with the batch), vectorized across
+/// the points (the outer dim N is 1 at batch 1, too few tasks for
+/// vectorizeAndParallelize).
+void mlir::attn::codegen::scheduleDeformableGradSlice(
+    OpStages &op, ScheduleContext &ctx) {
+  Func f = op.result.func;
+  if (!ctx.isOutput(f)) {
+    ctx.inlined.insert(f.name());
+    return;
+  }
+  const DeformableParams &p = ctx.params.deformable;
+  int vector = ctx.vectorWidth(p.vectorWidth, op.result.type);
+  std::vector<Var> args = f.args();
+  size_t rank = args.size();
+  Var point = args[rank - 5], q = args[rank - 2];
+  SplitChoice block = chooseSplit(op.result.shape[1], p.queriesPerTask);
+  Var qblock(f.name() + "_qblock"), qi(f.name() + "_qi");
+  f.split(q, qblock, qi, block.factor, block.tail);
+  if (rank == 6)
+    f.reorder(point, args[0]).unroll(args[0]); // x (2) inside the points
+  auto points = Halide::Internal::as_const_int(op.result.shape[4]);
+  if (points)
+    f.vectorize(point, dividingWidth(static_cast<int>(*points), vector));
+  else
+    f.vectorize(point, vector, TailStrategy::GuardWithIf);
+  parallelOuter(f, qblock, rank - 1);
+}
+
+/// deformable_grad's value pass, dvalue (d, h, row, n): the zeros as any
+/// output, then the update over the corners (RDom k, p, l, q) with the D
+/// channels in vectors innermost, the 4 corners unrolled, the corner cells
+/// of each (query, head) computed once (scheduleCells), and the (head,
+/// batch) pairs in parallel: they own disjoint value rows. The corners stay
+/// serial inside a task: two of them may add into the same row.
+void mlir::attn::codegen::scheduleDeformableGradValue(
+    OpStages &op, const ScheduleContext &ctx) {
+  const DeformableParams &p = ctx.params.deformable;
+  int vector = ctx.vectorWidth(p.vectorWidth, op.result.type);
+  Func out = op.result.func;
+  if (!ctx.isOutput(out))
+    out.compute_root();
+  vectorizeAndParallelize(out, op.result, vector);
+  Halide::RDom r = op.domains.at("scatter");
+  std::vector<Var> args = out.args(); // d, h, row, n
+  Var d = args[0], h = args[1], n = args[3];
+  int64_t depth = op.info.at("depth");
+  int width = channelWidth(depth, p, vector);
+  Var task(out.name() + "_hn");
+  Halide::Stage update = out.update();
+  update.reorder(d, r.x, r.y, r.z, r.w, h, n)
+      .vectorize(d, width,
+                 depth > 0 && depth % width == 0 ? TailStrategy::RoundUp
+                                                 : TailStrategy::GuardWithIf)
+      .unroll(r.x)
+      .fuse(h, n, task)
+      .parallel(task);
+  scheduleCells(op.stages.at("cells"), Halide::LoopLevel(out, r.w),
+                op.info.at("points"), vector);
+  op.form += ": each (head, batch index) a parallel task over all queries";
 }
 
 void mlir::attn::codegen::scheduleGather(OpStages &op,

@@ -19,6 +19,9 @@
 //   queriesPerLaunch queries), the row statistics in shared memory, and each
 //   thread accumulates one output element. Never an n x m buffer for n larger
 //   than queriesPerLaunch.
+// - attn.deformable_grad: the sample pass a thread per gradient (its
+//   corners' dots in registers), the value pass as scatter_pixels (threads
+//   over channels and heads, the corners serial in each).
 // - attn.attention_grad (the fused softmax backward) runs every stage as a
 //   kernel of its own, its score-sized stages stored whole: correct, not
 //   yet blocked like the CPU schedule.
@@ -337,6 +340,21 @@ void mlir::attn::codegen::scheduleGpu(OpStages &op,
   case Family::Choice:
     gpuRoot(op.result.func, ctx);
     op.result.func.specialize(op.condition);
+    return;
+  case Family::DeformableGradSamples: {
+    // A thread per gradient of a sample; its 4 corner dots in registers.
+    ThreadVars threads = gpuRoot(op.result.func, ctx);
+    op.stages.at("dots").compute_at(op.result.func, threads.tx);
+    return;
+  }
+  case Family::DeformableGradSlice:
+    if (ctx.isOutput(op.result.func))
+      gpuRoot(op.result.func, ctx);
+    return; // inlined otherwise
+  case Family::DeformableGradValue:
+    // Threads over (d, h) and blocks over n of the update's pure vars; each
+    // thread adds its corners in order (two may hit the same row).
+    gpuRoot(op.result.func, ctx);
     return;
   case Family::AttentionGradRows:
   case Family::AttentionGradKeys:

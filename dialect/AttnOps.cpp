@@ -246,22 +246,19 @@ ATTN_INFER_RETURN_TYPES(
                             adaptor.getSpatialShapes(), emitError))
 #undef ATTN_INFER_RETURN_TYPES
 
-/// attn.attention_grad has three results, one per attention operand.
-LogicalResult AttentionGradOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> location, ValueRange operands,
-    DictionaryAttr attributes, OpaqueProperties properties,
-    RegionRange regions, SmallVectorImpl<Type> &inferred) {
-  Adaptor adaptor(operands, attributes, properties, regions);
-  ShapeErrorAt emitError{location};
+/// Result types of an op with several results (the fused gradients): all
+/// operands share one element type, and `inferShapes` gives one shape per
+/// result.
+static LogicalResult inferResults(
+    ValueRange operands, const ShapeErrorAt &emitError,
+    llvm::function_ref<FailureOr<SmallVector<Shape, 3>>()> inferShapes,
+    SmallVectorImpl<Type> &inferred) {
   SmallVector<Type> single;
   FailureOr<SmallVector<Shape, 3>> shapes;
   if (failed(inferResult(
           operands, emitError,
           [&]() -> FailureOr<Shape> {
-            shapes = inferAttentionGradShapes(
-                shapeOf(adaptor.getQuery()), shapeOf(adaptor.getKey()),
-                shapeOf(adaptor.getValue()), shapeOf(adaptor.getCotangent()),
-                emitError);
+            shapes = inferShapes();
             if (failed(shapes))
               return failure();
             return (*shapes)[0];
@@ -274,7 +271,8 @@ LogicalResult AttentionGradOp::inferReturnTypes(
   return success();
 }
 
-bool AttentionGradOp::isCompatibleReturnTypes(TypeRange lhs, TypeRange rhs) {
+/// Each result may be more or less static than inferred.
+static bool areCompatibleResultTypes(TypeRange lhs, TypeRange rhs) {
   if (lhs.size() != rhs.size())
     return false;
   for (auto [l, r] : llvm::zip(lhs, rhs)) {
@@ -283,6 +281,52 @@ bool AttentionGradOp::isCompatibleReturnTypes(TypeRange lhs, TypeRange rhs) {
       return false;
   }
   return true;
+}
+
+/// attn.attention_grad has three results, one per attention operand.
+LogicalResult AttentionGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties,
+    RegionRange regions, SmallVectorImpl<Type> &inferred) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  ShapeErrorAt emitError{location};
+  return inferResults(
+      operands, emitError,
+      [&]() {
+        return inferAttentionGradShapes(
+            shapeOf(adaptor.getQuery()), shapeOf(adaptor.getKey()),
+            shapeOf(adaptor.getValue()), shapeOf(adaptor.getCotangent()),
+            emitError);
+      },
+      inferred);
+}
+
+bool AttentionGradOp::isCompatibleReturnTypes(TypeRange lhs, TypeRange rhs) {
+  return areCompatibleResultTypes(lhs, rhs);
+}
+
+/// attn.deformable_grad has three results, one per deformable operand.
+LogicalResult DeformableGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties,
+    RegionRange regions, SmallVectorImpl<Type> &inferred) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  ShapeErrorAt emitError{location};
+  return inferResults(
+      operands, emitError,
+      [&]() {
+        return inferDeformableGradShapes(
+            shapeOf(adaptor.getValue()),
+            shapeOf(adaptor.getSamplingLocations()),
+            shapeOf(adaptor.getAttentionWeights()),
+            shapeOf(adaptor.getCotangent()), adaptor.getSpatialShapes(),
+            emitError);
+      },
+      inferred);
+}
+
+bool DeformableGradOp::isCompatibleReturnTypes(TypeRange lhs, TypeRange rhs) {
+  return areCompatibleResultTypes(lhs, rhs);
 }
 
 //===----------------------------------------------------------------------===//

@@ -613,4 +613,70 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
   let hasVerifier = 1;
 }
 
+def Attn_DeformableGradOp : Attn_Op<"deformable_grad",
+    [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "gradients of multi-scale deformable attention (fused)";
+  let description = [{
+    The adjoint of `attn.deformable %value, %loc, %w levels [...]
+    [align_corners]`: given the cotangent g (N, Lq, M*D) of its result,
+    for every sample (n, q, h, l, p) with attention weight a, bilinear
+    fractions (fx, fy) of its pixel in level l (design §3) and corners
+    c = (cx, cy) with weights wx_c wy_c (wx = 1 - fx or fx, wy likewise),
+    value rows v_c and dot_c = <v_c, g[n, q, h*D : (h+1)*D]> (0 for a corner
+    outside the level):
+
+        dvalue[v_c]        += a wx_c wy_c g            (corners inside only)
+        dweights           = sum_c wx_c wy_c dot_c      (= <sample, g>)
+        dlocations (x, y)  = a (sx sum_c dwx_c wy_c dot_c,
+                                sy sum_c wx_c dwy_c dot_c)
+
+    with dwx_c = -1 for the left corners and +1 for the right ones (dwy_c
+    likewise), sx = W_l and sy = H_l (W_l - 1 and H_l - 1 with
+    `align_corners`): PyTorch grid_sample's backward with zeros padding.
+    The floor passes no gradient (on a cell boundary the derivative is the
+    one of the cell to the right and below); a location that is not finite
+    or lies outside its level gets 0 and adds nothing. Results have the
+    operands' shapes.
+
+    `--attn-grad` emits this op for `attn.deformable`. Code generation
+    computes the location and weight gradients per (query, head) from one
+    dot product over the D channels per corner, and the value gradient as a
+    scatter in parallel over (batch, head), which own disjoint value rows
+    (docs/training.md).
+
+    ```mlir
+    %dv, %dloc, %dw = attn.deformable_grad %value, %loc, %w, %do
+        levels [32x32, 16x16]
+        : tensor<1x1280x8x32xf32>, tensor<1x100x8x2x4x2xf32>,
+          tensor<1x100x8x2x4xf32>, tensor<1x100x256xf32>
+        -> tensor<1x1280x8x32xf32>, tensor<1x100x8x2x4x2xf32>,
+           tensor<1x100x8x2x4xf32>
+    ```
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$value,
+    Attn_FloatTensor:$sampling_locations,
+    Attn_FloatTensor:$attention_weights,
+    Attn_FloatTensor:$cotangent,
+    DenseI64ArrayAttr:$spatial_shapes,
+    UnitAttr:$align_corners
+  );
+  let results = (outs
+    Attn_FloatTensor:$dvalue,
+    Attn_FloatTensor:$dsampling_locations,
+    Attn_FloatTensor:$dattention_weights
+  );
+  let assemblyFormat = [{
+    $value `,` $sampling_locations `,` $attention_weights `,` $cotangent
+    `levels` custom<Levels>($spatial_shapes) (`align_corners` $align_corners^)?
+    attr-dict `:` type($value) `,` type($sampling_locations) `,`
+    type($attention_weights) `,` type($cotangent) `->` type($dvalue) `,`
+    type($dsampling_locations) `,` type($dattention_weights)
+  }];
+  let extraClassDeclaration = [{
+    static bool isCompatibleReturnTypes(::mlir::TypeRange inferred,
+                                        ::mlir::TypeRange actual);
+  }];
+}
+
 #endif // ATTN_OPS_TD

@@ -416,3 +416,32 @@ FailureOr<SmallVector<Shape, 3>> mlir::attn::inferAttentionGradShapes(
   return SmallVector<Shape, 3>{withRows(query), withRows(key),
                                withRows(value)};
 }
+
+FailureOr<SmallVector<Shape, 3>> mlir::attn::inferDeformableGradShapes(
+    ArrayRef<int64_t> value, ArrayRef<int64_t> locations,
+    ArrayRef<int64_t> weights, ArrayRef<int64_t> cotangent,
+    ArrayRef<int64_t> spatialShapes, EmitShapeError emitError) {
+  FailureOr<Shape> output = inferDeformableShape(value, locations, weights,
+                                                 spatialShapes, emitError);
+  if (failed(output))
+    return failure();
+  if (!areCompatibleShapes(cotangent, *output)) {
+    emitError() << "cotangent must have the deformable attention's result "
+                << "shape " << formatShape(*output) << ", got "
+                << formatShape(cotangent);
+    return failure();
+  }
+  // (N, Lq, M, L, P, D) as the operands agree on them; the weights and the
+  // cotangent may know a dim the locations leave dynamic.
+  Shape dims = *inferSamplingDims(value, locations, spatialShapes, emitError);
+  for (size_t d = 0; d < 5; ++d)
+    dims[d] = *unifyDims(dims[d], weights[d]);
+  dims[0] = *unifyDims(dims[0], cotangent[0]);
+  dims[1] = *unifyDims(dims[1], cotangent[1]);
+  int64_t pixels = *countPixels(spatialShapes, emitError);
+  Shape dValue{dims[0], pixels, dims[2], dims[5]};
+  Shape dLocations(dims.begin(), dims.begin() + 5);
+  dLocations.push_back(2);
+  Shape dWeights(dims.begin(), dims.begin() + 5);
+  return SmallVector<Shape, 3>{dValue, dLocations, dWeights};
+}

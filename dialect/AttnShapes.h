@@ -87,6 +87,16 @@ FailureOr<Shape> inferDeformableShape(ArrayRef<int64_t> value,
                                       ArrayRef<int64_t> spatialShapes,
                                       EmitShapeError emitError);
 
+/// attn.deformable_grad: the operands of attn.deformable (value (N, Lv, M,
+/// D), locations (N, Lq, M, L, P, 2), weights (N, Lq, M, L, P)) and a
+/// cotangent of its result shape (N, Lq, M*D). Results: dvalue
+/// (N, Lv, M, D), dlocations (N, Lq, M, L, P, 2), dweights
+/// (N, Lq, M, L, P), each with the dims the operands agree on.
+FailureOr<SmallVector<Shape, 3>> inferDeformableGradShapes(
+    ArrayRef<int64_t> value, ArrayRef<int64_t> locations,
+    ArrayRef<int64_t> weights, ArrayRef<int64_t> cotangent,
+    ArrayRef<int64_t> spatialShapes, EmitShapeError emitError);
+
 /// attn.scatter_pixels: cotangent (N, Lq, M, L, P, D), pixels
 /// (N, Lq, M, L, P, 2) -> (N, sum of H*W, M, D).
 FailureOr<Shape> inferScatterPixelsShape(ArrayRef<int64_t> cotangent,

@@ -208,6 +208,18 @@ CostStatus mlir::attn::estimateOpCost(Operation *op, OpCost &cost) {
                return contraction(saturatingMul(samples, 5), 0,
                                   numElements(op.getResult()));
              })
+             .Case([](DeformableGradOp op) {
+               uint64_t samples =
+                   sampledChannels(op.getSamplingLocations(), op.getValue());
+               // Per sampled channel and corner: one MAC of the corner's
+               // dot with the cotangent, one of the scatter into dvalue.
+               // Its floats are the three gradients.
+               uint64_t floats = saturatingAdd(
+                   numElements(op.getDvalue()),
+                   saturatingAdd(numElements(op.getDsamplingLocations()),
+                                 numElements(op.getDattentionWeights())));
+               return contraction(saturatingMul(samples, 8), 0, floats);
+             })
              .Case([](BilinearGatherOp op) {
                uint64_t samples =
                    sampledChannels(op.getLocations(), op.getValue());

@@ -2,8 +2,10 @@
 //
 // Reverse-mode differentiation of attn functions (design §7). For @f the
 // pass clones f into @f_grad, lowers the clone's attention ops to primitives
-// (the rewrites of the lowering passes), then walks the primitive ops
-// backwards and emits each one's adjoint rule as attn ops. The result is
+// (the rewrites of the lowering passes; attention with a fused or
+// attention-level rule stays: linear forms, softmax without a mask,
+// attn.deformable), then walks the ops backwards and emits each one's
+// adjoint rule as attn ops. The result is
 // ordinary attn IR: cost, reassociation, verification and codegen apply to
 // it unchanged. Passes.td states the signature; docs/training.md the rules.
 //
@@ -159,6 +161,7 @@ private:
   void matmul(MatmulOp op, Value g);
   void linearAttention(DotProductAttentionOp op, Value g);
   void softmaxAttention(DotProductAttentionOp op, Value g);
+  void deformable(DeformableAttentionOp op, Value g);
   /// phi(x) of the op's feature map, and dx from dphi(x).
   Value mapped(DotProductAttentionOp op, Value x);
   Value throughMap(DotProductAttentionOp op, Value x, Value dPhi);
@@ -315,6 +318,20 @@ void Differentiator::softmaxAttention(DotProductAttentionOp op, Value g) {
   accumulate(v, unbroadcast(loc, grad.getDvalue(), v));
 }
 
+/// Multi-scale deformable attention: one attn.deformable_grad gives the
+/// value, location and weight gradients (design §7: the bilinear weights'
+/// derivatives times the corners' dots with dO, and the scatter of dO into
+/// the corners), with the operands' shapes.
+void Differentiator::deformable(DeformableAttentionOp op, Value g) {
+  auto grad = DeformableGradOp::create(
+      b, op.getLoc(), op.getValue(), op.getSamplingLocations(),
+      op.getAttentionWeights(), g, op.getSpatialShapesAttr(),
+      op.getAlignCorners());
+  accumulate(op.getValue(), grad.getDvalue());
+  accumulate(op.getSamplingLocations(), grad.getDsamplingLocations());
+  accumulate(op.getAttentionWeights(), grad.getDattentionWeights());
+}
+
 /// y = normalize(x) along `dim`:
 ///   softmax  dx = y (g - sum(g y))
 ///   sum      dx = (g - sum(g y)) / (eps + sum(x))
@@ -422,6 +439,10 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         linearAttention(op, g);
         return success();
       })
+      .Case([&](DeformableAttentionOp op) {
+        deformable(op, g);
+        return success();
+      })
       .Case([&](ScaleOp op) {
         accumulate(op.getInput(), ScaleOp::create(b, loc, g, op.getFactor()));
         return success();
@@ -511,7 +532,7 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         InFlightDiagnostic diag =
             op->emitError("--attn-grad has no adjoint rule for '")
             << op->getName() << "'";
-        if (isa<DeformableAttentionOp, BilinearGatherOp>(op))
+        if (isa<BilinearGatherOp>(op))
           diag << " with dynamic sizes (its primitive form needs static "
                   "shapes)";
         else if (op->getNumRegions())
@@ -527,7 +548,8 @@ bool isFloatTensor(Type type) {
 }
 
 /// Adds @f_grad next to `f`.
-LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols) {
+LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
+                            bool primitiveDeformable) {
   std::string name = (f.getSymName() + "_grad").str();
   if (symbols.lookup(name))
     return f.emitError("--attn-grad: @")
@@ -563,7 +585,8 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols) {
   populateLowerDoubleNormPatterns(patterns, [](DotProductAttentionOp op) {
     return !hasLinearGradient(op) && !hasFusedSoftmaxGradient(op);
   });
-  populateLowerDeformablePatterns(patterns, /*bilinearGather=*/true);
+  populateLowerDeformablePatterns(patterns, /*bilinearGather=*/true,
+                                  /*deformable=*/primitiveDeformable);
   patterns.add<LowerEfficient>(context);
   walkAndApplyPatterns(grad, std::move(patterns));
 
@@ -632,7 +655,7 @@ struct AttnGradPass : mlir::attn::impl::AttnGradPassBase<AttnGradPass> {
         return signalPassFailure();
       }
     for (func::FuncOp f : funcs)
-      if (failed(buildGradient(f, symbols)))
+      if (failed(buildGradient(f, symbols, primitiveDeformable)))
         return signalPassFailure();
   }
 };

@@ -196,8 +196,10 @@ struct AttnLowerDeformablePass
 } // namespace
 
 void mlir::attn::populateLowerDeformablePatterns(RewritePatternSet &patterns,
-                                                 bool bilinearGather) {
-  patterns.add<LowerDeformableOp>(patterns.getContext());
+                                                 bool bilinearGather,
+                                                 bool deformable) {
+  if (deformable)
+    patterns.add<LowerDeformableOp>(patterns.getContext());
   if (bilinearGather)
     patterns.add<LowerBilinearGather>(patterns.getContext());
 }

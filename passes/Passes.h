@@ -29,10 +29,13 @@ void populateLowerDoubleNormPatterns(
     RewritePatternSet &patterns,
     std::function<bool(DotProductAttentionOp)> lowerAlso = nullptr);
 
-/// The rewrite of --attn-lower-deformable; with `bilinearGather`,
-/// attn.bilinear_gather becomes its corner gathers too (for --attn-grad).
+/// The rewrite of --attn-lower-deformable (unless `deformable` is false);
+/// with `bilinearGather`, attn.bilinear_gather becomes its corner gathers
+/// too (for --attn-grad, which keeps attn.deformable for its fused
+/// gradient unless asked for the primitive form).
 void populateLowerDeformablePatterns(RewritePatternSet &patterns,
-                                     bool bilinearGather);
+                                     bool bilinearGather,
+                                     bool deformable = true);
 
 /// The exact chunked prefix-sum form of causal attention that
 /// --attn-reassociate builds (chunks of `chunkSize` positions), whatever its

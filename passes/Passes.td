@@ -148,9 +148,9 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
     again, and an existing `@f_grad` is an error.
 
     The gradient is attn IR (design §7): the body recomputes f's forward in
-    primitive form (`attn.dot_product`, `attn.external`, `attn.efficient`,
-    `attn.deformable` and `attn.bilinear_gather` are lowered to primitives
-    as --attn-lower-double-norm and --attn-lower-deformable lower them),
+    primitive form (`attn.dot_product`, `attn.external`, `attn.efficient`
+    and `attn.bilinear_gather` are lowered to primitives as
+    --attn-lower-double-norm and --attn-lower-deformable lower them),
     then applies each primitive's adjoint rule in reverse order:
     products give dA = dC B^T and dB = A^T dC (`attn.matmul` with
     transposes), a softmax y gives y (dy - sum(dy y)), `sum` and `count`
@@ -167,16 +167,24 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
     at least 64) is first rewritten into the exact chunked prefix-sum form
     of --attn-reassociate (chunks of 64, the last one ragged when 64 does
     not divide n), so its gradient runs through reverse (suffix) scans of
-    the chunk states and stays linear in n. Every pass
+    the chunk states and stays linear in n. `attn.deformable` is not
+    lowered either: its gradient is one `attn.deformable_grad` (static or
+    dynamic sizes; with `primitive-deformable`, the adjoints of its
+    primitive form instead, static sizes only). Every pass
     and code generator applies to the result; dead forward ops are
     removed. An argument that reaches no result gets zeros. Ops without a
     rule
-    (`scf.if` from --attn-reassociate, deformable attention with dynamic
+    (`scf.if` from --attn-reassociate, `attn.bilinear_gather` with dynamic
     sizes) are errors naming the op. See docs/training.md.
   }];
   let options = [
     ListOption<"funcs", "funcs", "std::string",
-               "Differentiate only these functions (default: every one)">
+               "Differentiate only these functions (default: every one)">,
+    Option<"primitiveDeformable", "primitive-deformable", "bool",
+           /*default=*/"false",
+           "Differentiate attn.deformable in its primitive form (gathers, "
+           "scatter_pixels and the bilinear weights' rules; static sizes "
+           "only) instead of one attn.deformable_grad">
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect",

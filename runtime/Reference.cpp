@@ -1344,4 +1344,104 @@ Status deformableAttention(const Tensor &value, const Tensor &locations,
   return Status::ok();
 }
 
+Status deformableGrad(const Tensor &value, const Tensor &locations,
+                      const Tensor &weights, const Tensor &cotangent,
+                      const std::vector<SpatialLevel> &levels,
+                      bool alignCorners, Tensor &dValue, Tensor &dLocations,
+                      Tensor &dWeights) {
+  const char *op = "deformableGrad";
+  std::vector<int64_t> levelStart;
+  if (Status s = checkSampling(op, value, locations, levels, levelStart); !s)
+    return s;
+  if (Status s = checkTensor(op, "weights", weights); !s)
+    return s;
+  if (Status s = checkTensor(op, "cotangent", cotangent); !s)
+    return s;
+  std::vector<int64_t> expected(locations.shape.begin(),
+                                locations.shape.end() - 1);
+  if (weights.shape != expected)
+    return fail(op, "weights " + weights.shapeString() + " must have shape " +
+                        formatShape(expected) +
+                        " (N, Lq, M, L, P) to match locations " +
+                        locations.shapeString());
+  const int64_t batch = value.shape[0], lv = value.shape[1],
+                heads = value.shape[2], depth = value.shape[3];
+  const int64_t lq = locations.shape[1], numLevels = locations.shape[3],
+                points = locations.shape[4];
+  int64_t channels;
+  if (!checkedMul(heads, depth, channels))
+    return fail(op, "M*D overflows for value " + value.shapeString());
+  if (cotangent.shape != std::vector<int64_t>{batch, lq, channels})
+    return fail(op, "cotangent " + cotangent.shapeString() +
+                        " must have the result shape " +
+                        formatShape({batch, lq, channels}) + " (N, Lq, M*D)");
+  Tensor dv, dloc, dw;
+  if (Status s = allocate(op, value.shape, dv); !s)
+    return s;
+  if (Status s = allocate(op, locations.shape, dloc); !s)
+    return s;
+  if (Status s = allocate(op, weights.shape, dw); !s)
+    return s;
+  if (!dw.data.empty() && depth > 0) {
+    const double *loc = locations.data.data();
+    const double *w = weights.data.data();
+    double *gloc = dloc.data.data(), *gw = dw.data.data();
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t q = 0; q < lq; ++q)
+        for (int64_t h = 0; h < heads; ++h) {
+          const double *g =
+              cotangent.data.data() + (n * lq + q) * channels + h * depth;
+          for (int64_t l = 0; l < numLevels; ++l) {
+            const int64_t height = levels[l].height, width = levels[l].width;
+            const int64_t first = (n * lv + levelStart[l]) * heads + h;
+            for (int64_t p = 0; p < points;
+                 ++p, loc += 2, gloc += 2, ++w, ++gw) {
+              double x = loc[0], y = loc[1];
+              if (!std::isfinite(x) || !std::isfinite(y) || height <= 0 ||
+                  width <= 0)
+                continue;
+              double wd = double(width), hd = double(height);
+              double sx = alignCorners ? wd - 1.0 : wd;
+              double sy = alignCorners ? hd - 1.0 : hd;
+              double px = alignCorners ? x * sx : x * wd - 0.5;
+              double py = alignCorners ? y * sy : y * hd - 0.5;
+              // As in sampleAccumulate: no corner inside otherwise.
+              if (!(px >= -1.0 && px < wd && py >= -1.0 && py < hd))
+                continue;
+              double fx0 = std::floor(px), fy0 = std::floor(py);
+              int64_t x0 = int64_t(fx0), y0 = int64_t(fy0);
+              double fx = px - fx0, fy = py - fy0;
+              const double wx[2] = {1.0 - fx, fx}, wy[2] = {1.0 - fy, fy};
+              const double sign[2] = {-1.0, 1.0};
+              double gx = 0.0, gy = 0.0, gWeight = 0.0;
+              for (int cy = 0; cy < 2; ++cy)
+                for (int cx = 0; cx < 2; ++cx) {
+                  int64_t xc = x0 + cx, yc = y0 + cy;
+                  if (xc < 0 || xc >= width || yc < 0 || yc >= height)
+                    continue;
+                  int64_t row = (first + (yc * width + xc) * heads) * depth;
+                  const double *v = value.data.data() + row;
+                  double *dvRow = dv.data.data() + row;
+                  double dot = 0.0, scatter = *w * wx[cx] * wy[cy];
+                  for (int64_t d = 0; d < depth; ++d) {
+                    dot += v[d] * g[d];
+                    dvRow[d] += scatter * g[d];
+                  }
+                  gWeight += wx[cx] * wy[cy] * dot;
+                  gx += sign[cx] * wy[cy] * dot;
+                  gy += wx[cx] * sign[cy] * dot;
+                }
+              gloc[0] = *w * sx * gx;
+              gloc[1] = *w * sy * gy;
+              *gw = gWeight;
+            }
+          }
+        }
+  }
+  dValue = std::move(dv);
+  dLocations = std::move(dloc);
+  dWeights = std::move(dw);
+  return Status::ok();
+}
+
 } // namespace attn::runtime

@@ -232,6 +232,21 @@ Status deformableAttention(const Tensor &value, const Tensor &locations,
                            const std::vector<SpatialLevel> &levels,
                            bool alignCorners, Tensor &out);
 
+/// The gradients of deformableAttention given the cotangent (N, Lq, M*D)
+/// of its result (grid_sample's backward with zeros padding): per sample
+/// with weight a, fractions (fx, fy) and corners c inside the level with
+/// bilinear weights wx_c wy_c and dot_c = <value row of c, cotangent of
+/// (q, h)>: dValue[row of c] += a wx_c wy_c cotangent; dWeights = sum_c
+/// wx_c wy_c dot_c; dLocations = a (sx sum_c dwx_c wy_c dot_c, sy sum_c wx_c
+/// dwy_c dot_c), dwx = -1 (left) or +1 (right), sx = W (W - 1 with
+/// alignCorners), sy = H (H - 1). A location that is not finite or has no
+/// corner inside gets 0. Results have the operands' shapes.
+Status deformableGrad(const Tensor &value, const Tensor &locations,
+                      const Tensor &weights, const Tensor &cotangent,
+                      const std::vector<SpatialLevel> &levels,
+                      bool alignCorners, Tensor &dValue, Tensor &dLocations,
+                      Tensor &dWeights);
+
 } // namespace attn::runtime
 
 #endif // ATTN_RUNTIME_REFERENCE_H

@@ -1091,3 +1091,54 @@ func.func @attention_grad_scale(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: 
   %0:3 = attn.attention_grad %q, %k, %v, %g scale 0x7FF0000000000000 : tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32>, tensor<16x4xf32> -> tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32>
   return
 }
+
+// -----
+
+// deformable_grad: the cotangent has the deformable attention's result
+// shape (N, Lq, M*D).
+func.func @deformable_grad_cotangent(%v: tensor<1x20x2x4xf32>, %l: tensor<1x5x2x2x3x2xf32>, %w: tensor<1x5x2x2x3xf32>, %g: tensor<1x5x4xf32>) {
+  // expected-error @+2 {{'attn.deformable_grad' op failed to infer returned types}}
+  // expected-error @+1 {{cotangent must have the deformable attention's result shape 1x5x8, got 1x5x4}}
+  %0:3 = attn.deformable_grad %v, %l, %w, %g levels [4x4, 2x2] : tensor<1x20x2x4xf32>, tensor<1x5x2x2x3x2xf32>, tensor<1x5x2x2x3xf32>, tensor<1x5x4xf32> -> tensor<1x20x2x4xf32>, tensor<1x5x2x2x3x2xf32>, tensor<1x5x2x2x3xf32>
+  return
+}
+
+// -----
+
+// deformable_grad: the operands follow attn.deformable's rules (weights per
+// sample, value rows adding up to the levels).
+func.func @deformable_grad_weights(%v: tensor<1x20x2x4xf32>, %l: tensor<1x5x2x2x3x2xf32>, %w: tensor<1x5x2x2x4xf32>, %g: tensor<1x5x8xf32>) {
+  // expected-error @+2 {{'attn.deformable_grad' op failed to infer returned types}}
+  // expected-error @+1 {{attention weights must be 1x5x2x2x3 to match the sampling locations, got 1x5x2x2x4}}
+  %0:3 = attn.deformable_grad %v, %l, %w, %g levels [4x4, 2x2] : tensor<1x20x2x4xf32>, tensor<1x5x2x2x3x2xf32>, tensor<1x5x2x2x4xf32>, tensor<1x5x8xf32> -> tensor<1x20x2x4xf32>, tensor<1x5x2x2x3x2xf32>, tensor<1x5x2x2x4xf32>
+  return
+}
+
+// -----
+
+func.func @deformable_grad_levels(%v: tensor<1x21x2x4xf32>, %l: tensor<1x5x2x2x3x2xf32>, %w: tensor<1x5x2x2x3xf32>, %g: tensor<1x5x8xf32>) {
+  // expected-error @+2 {{'attn.deformable_grad' op failed to infer returned types}}
+  // expected-error @+1 {{value has 21 positions but the levels add up to 20}}
+  %0:3 = attn.deformable_grad %v, %l, %w, %g levels [4x4, 2x2] : tensor<1x21x2x4xf32>, tensor<1x5x2x2x3x2xf32>, tensor<1x5x2x2x3xf32>, tensor<1x5x8xf32> -> tensor<1x21x2x4xf32>, tensor<1x5x2x2x3x2xf32>, tensor<1x5x2x2x3xf32>
+  return
+}
+
+// -----
+
+// deformable_grad: one element type for every operand.
+func.func @deformable_grad_types(%v: tensor<1x20x2x4xf32>, %l: tensor<1x5x2x2x3x2xf32>, %w: tensor<1x5x2x2x3xf32>, %g: tensor<1x5x8xf64>) {
+  // expected-error @+2 {{'attn.deformable_grad' op failed to infer returned types}}
+  // expected-error @+1 {{operands must share one element type, got 'f32' and 'f64'}}
+  %0:3 = attn.deformable_grad %v, %l, %w, %g levels [4x4, 2x2] : tensor<1x20x2x4xf32>, tensor<1x5x2x2x3x2xf32>, tensor<1x5x2x2x3xf32>, tensor<1x5x8xf64> -> tensor<1x20x2x4xf32>, tensor<1x5x2x2x3x2xf32>, tensor<1x5x2x2x3xf32>
+  return
+}
+
+// -----
+
+// deformable_grad: each gradient has its operand's shape.
+func.func @deformable_grad_result(%v: tensor<1x20x2x4xf32>, %l: tensor<1x5x2x2x3x2xf32>, %w: tensor<1x5x2x2x3xf32>, %g: tensor<1x5x8xf32>) {
+  // expected-error @+2 {{'attn.deformable_grad' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.deformable_grad' op inferred type(s) 'tensor<1x20x2x4xf32>', 'tensor<1x5x2x2x3x2xf32>', 'tensor<1x5x2x2x3xf32>' are incompatible with return type(s) of operation 'tensor<1x20x2x4xf32>', 'tensor<1x5x2x2x3xf32>', 'tensor<1x5x2x2x3xf32>'}}
+  %0:3 = attn.deformable_grad %v, %l, %w, %g levels [4x4, 2x2] : tensor<1x20x2x4xf32>, tensor<1x5x2x2x3x2xf32>, tensor<1x5x2x2x3xf32>, tensor<1x5x8xf32> -> tensor<1x20x2x4xf32>, tensor<1x5x2x2x3xf32>, tensor<1x5x2x2x3xf32>
+  return
+}

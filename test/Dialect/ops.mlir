@@ -516,3 +516,23 @@ func.func @attention_grad(%q: tensor<2x3x16x8xf32>, %k: tensor<2x1x24x8xf32>, %v
       -> tensor<?x8xf64>, tensor<?x8xf64>, tensor<?x5xf64>
   return
 }
+
+// -----
+
+// attn.deformable_grad, the fused deformable backward: static with
+// align_corners, and dynamic N, Lq, P and D (each gradient has its
+// operand's shape; the weights fill in the locations' dynamic Lq).
+// CHECK-LABEL: func.func @deformable_grad
+// CHECK-SAME: (%[[V:[a-z0-9_]+]]: tensor<1x1280x8x32xf32>, %[[L:[a-z0-9_]+]]: tensor<1x100x8x2x4x2xf32>, %[[W:[a-z0-9_]+]]: tensor<1x100x8x2x4xf32>, %[[G:[a-z0-9_]+]]: tensor<1x100x256xf32>, %[[DV:[a-z0-9_]+]]: tensor<?x20x3x?xf64>, %[[DL:[a-z0-9_]+]]: tensor<?x?x3x2x?x2xf64>, %[[DW:[a-z0-9_]+]]: tensor<?x7x3x2x?xf64>, %[[DG:[a-z0-9_]+]]: tensor<?x?x?xf64>)
+// CHECK: attn.deformable_grad %[[V]], %[[L]], %[[W]], %[[G]] levels [32x32, 16x16] align_corners : tensor<1x1280x8x32xf32>, tensor<1x100x8x2x4x2xf32>, tensor<1x100x8x2x4xf32>, tensor<1x100x256xf32> -> tensor<1x1280x8x32xf32>, tensor<1x100x8x2x4x2xf32>, tensor<1x100x8x2x4xf32>
+// CHECK: attn.deformable_grad %[[DV]], %[[DL]], %[[DW]], %[[DG]] levels [4x4, 2x2] : tensor<?x20x3x?xf64>, tensor<?x?x3x2x?x2xf64>, tensor<?x7x3x2x?xf64>, tensor<?x?x?xf64> -> tensor<?x20x3x?xf64>, tensor<?x7x3x2x?x2xf64>, tensor<?x7x3x2x?xf64>
+func.func @deformable_grad(%v: tensor<1x1280x8x32xf32>, %l: tensor<1x100x8x2x4x2xf32>, %w: tensor<1x100x8x2x4xf32>, %g: tensor<1x100x256xf32>,
+                           %dv: tensor<?x20x3x?xf64>, %dl: tensor<?x?x3x2x?x2xf64>, %dw: tensor<?x7x3x2x?xf64>, %dg: tensor<?x?x?xf64>) {
+  %0:3 = attn.deformable_grad %v, %l, %w, %g levels [32x32, 16x16] align_corners
+      : tensor<1x1280x8x32xf32>, tensor<1x100x8x2x4x2xf32>, tensor<1x100x8x2x4xf32>, tensor<1x100x256xf32>
+      -> tensor<1x1280x8x32xf32>, tensor<1x100x8x2x4x2xf32>, tensor<1x100x8x2x4xf32>
+  %1:3 = attn.deformable_grad %dv, %dl, %dw, %dg levels [4x4, 2x2]
+      : tensor<?x20x3x?xf64>, tensor<?x?x3x2x?x2xf64>, tensor<?x7x3x2x?xf64>, tensor<?x?x?xf64>
+      -> tensor<?x20x3x?xf64>, tensor<?x7x3x2x?x2xf64>, tensor<?x7x3x2x?xf64>
+  return
+}

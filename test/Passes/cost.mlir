@@ -94,6 +94,20 @@ func.func @sampling(%v: tensor<1x340x4x8xf32>, %l: tensor<1x340x4x4x4x2xf32>, %w
 
 // -----
 
+// deformable_grad (the fused backward): per sampled channel 4 corner MACs of
+// the dots with the cotangent and 4 of the scatter into dvalue, so 8:
+//   samples 1*340*4*4*4 = 21760, times D = 8: 174080; macs = 8 * 174080 =
+//   1392640, flops = 2785280; floats = dvalue 1*340*4*8 = 10880 + dloc
+//   21760*2 = 43520 + dweights 21760 = 76160.
+// CHECK-LABEL: remark: cost: macs = 1392640, flops = 2785280, floats = 76160
+// CHECK-NEXT: remark: total of @deformable_grad
+func.func @deformable_grad(%v: tensor<1x340x4x8xf32>, %l: tensor<1x340x4x4x4x2xf32>, %w: tensor<1x340x4x4x4xf32>, %g: tensor<1x340x32xf32>) -> (tensor<1x340x4x8xf32>, tensor<1x340x4x4x4x2xf32>, tensor<1x340x4x4x4xf32>) {
+  %0:3 = attn.deformable_grad %v, %l, %w, %g levels [16x16, 8x8, 4x4, 2x2] : tensor<1x340x4x8xf32>, tensor<1x340x4x4x4x2xf32>, tensor<1x340x4x4x4xf32>, tensor<1x340x32xf32> -> tensor<1x340x4x8xf32>, tensor<1x340x4x4x4x2xf32>, tensor<1x340x4x4x4xf32>
+  return %0#0, %0#1, %0#2 : tensor<1x340x4x8xf32>, tensor<1x340x4x4x4x2xf32>, tensor<1x340x4x4x4xf32>
+}
+
+// -----
+
 // matmul: outputs * inner dim; the transposed lhs (64x128, K = 64) costs the
 // same as the plain one; a broadcast batch multiplies.
 //   128x64 * 64x32: macs = 128*32 * 64 = 262144, flops = 524288, floats = 4096

@@ -1,6 +1,8 @@
-// RUN: attn-opt %s --attn-grad | FileCheck %s
+// RUN: attn-opt %s --attn-grad=primitive-deformable=1 | FileCheck %s
 //
-// --attn-grad of multi-scale deformable attention (design §7): the forward
+// --attn-grad=primitive-deformable=1 differentiates multi-scale deformable
+// attention in its primitive form (design §7; by default it is one
+// attn.deformable_grad, grad-deformable-fused.mlir): the forward
 // is recomputed in the primitive form of --attn-lower-deformable, and
 // - each of the 4 corner gathers gives attn.scatter_pixels of its
 //   cotangent into the value (corners outside a level get nothing);

@@ -42,11 +42,13 @@ func.func @region_op(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>) -> tensor<4x4xf32
 
 // -----
 
-func.func @dynamic_deformable(%value: tensor<1x30x2x4xf32>, %loc: tensor<1x?x2x2x2x2xf32>, %w: tensor<1x?x2x2x2xf32>) -> tensor<1x?x8xf32> {
-  // expected-error @below {{--attn-grad has no adjoint rule for 'attn.deformable' with dynamic sizes (its primitive form needs static shapes)}}
-  %o = attn.deformable %value, %loc, %w levels [4x5, 2x5]
-      : tensor<1x30x2x4xf32>, tensor<1x?x2x2x2x2xf32>, tensor<1x?x2x2x2xf32> -> tensor<1x?x8xf32>
-  return %o : tensor<1x?x8xf32>
+// bilinear_gather with dynamic sizes: its gradient is its primitive form,
+// which needs static shapes (attn.deformable has a fused rule instead).
+func.func @dynamic_bilinear(%value: tensor<1x30x2x4xf32>, %loc: tensor<1x?x2x2x2x2xf32>) -> tensor<1x?x2x2x2x4xf32> {
+  // expected-error @below {{--attn-grad has no adjoint rule for 'attn.bilinear_gather' with dynamic sizes (its primitive form needs static shapes)}}
+  %o = attn.bilinear_gather %value, %loc levels [4x5, 2x5]
+      : tensor<1x30x2x4xf32>, tensor<1x?x2x2x2x2xf32> -> tensor<1x?x2x2x2x4xf32>
+  return %o : tensor<1x?x2x2x2x4xf32>
 }
 
 // -----
