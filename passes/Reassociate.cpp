@@ -244,34 +244,41 @@ Value buildLinear(OpBuilder &b, Location loc, DotProductAttentionOp op,
   return scaleBy(b, loc, ratio, plan.postFactor);
 }
 
+/// Static offsets, sizes and strides of rows [offset, offset + size) along
+/// the position dim (rank - 2) of a tensor of `type`, whole in the others.
+struct RowWindow {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+};
+RowWindow rowWindow(OpBuilder &b, RankedTensorType type, int64_t offset,
+                    int64_t size) {
+  int64_t rank = type.getRank();
+  RowWindow window;
+  window.offsets.assign(rank, b.getIndexAttr(0));
+  window.strides.assign(rank, b.getIndexAttr(1));
+  for (int64_t extent : type.getShape())
+    window.sizes.push_back(b.getIndexAttr(extent));
+  window.offsets[rank - 2] = b.getIndexAttr(offset);
+  window.sizes[rank - 2] = b.getIndexAttr(size);
+  return window;
+}
+
 /// Rows [offset, offset + size) of `x` along its position dim (rank - 2).
 Value sliceRows(OpBuilder &b, Location loc, Value x, int64_t offset,
                 int64_t size) {
-  auto type = cast<RankedTensorType>(x.getType());
-  int64_t rank = type.getRank();
-  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t size : type.getShape())
-    sizes.push_back(b.getIndexAttr(size));
-  offsets[rank - 2] = b.getIndexAttr(offset);
-  sizes[rank - 2] = b.getIndexAttr(size);
-  return tensor::ExtractSliceOp::create(b, loc, x, offsets, sizes, strides);
+  RowWindow window =
+      rowWindow(b, cast<RankedTensorType>(x.getType()), offset, size);
+  return tensor::ExtractSliceOp::create(b, loc, x, window.offsets,
+                                        window.sizes, window.strides);
 }
 
 /// `part` written into rows [offset, ...) of `whole`.
 Value insertRows(OpBuilder &b, Location loc, Value part, Value whole,
                  int64_t offset) {
   auto type = cast<RankedTensorType>(part.getType());
-  int64_t rank = type.getRank();
-  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t size : type.getShape())
-    sizes.push_back(b.getIndexAttr(size));
-  offsets[rank - 2] = b.getIndexAttr(offset);
-  return tensor::InsertSliceOp::create(b, loc, part, whole, offsets, sizes,
-                                       strides);
+  RowWindow window =
+      rowWindow(b, type, offset, type.getDimSize(type.getRank() - 2));
+  return tensor::InsertSliceOp::create(b, loc, part, whole, window.offsets,
+                                       window.sizes, window.strides);
 }
 
 /// The chunked causal numerator of positions that are a whole number of

@@ -1293,12 +1293,13 @@ Status externalAttention(const Tensor &input, const Tensor &memoryKey,
   return Status::ok();
 }
 
-Status deformableAttention(const Tensor &value, const Tensor &locations,
-                           const Tensor &weights,
-                           const std::vector<SpatialLevel> &levels,
-                           bool alignCorners, Tensor &out) {
-  const char *op = "deformableAttention";
-  std::vector<int64_t> levelStart;
+/// The operands of deformable attention (and of its gradient): value,
+/// locations and levels (checkSampling, which fills levelStart) and
+/// weights of the locations' (N, Lq, M, L, P).
+static Status checkDeformable(const char *op, const Tensor &value,
+                              const Tensor &locations, const Tensor &weights,
+                              const std::vector<SpatialLevel> &levels,
+                              std::vector<int64_t> &levelStart) {
   if (Status s = checkSampling(op, value, locations, levels, levelStart); !s)
     return s;
   if (Status s = checkTensor(op, "weights", weights); !s)
@@ -1310,6 +1311,19 @@ Status deformableAttention(const Tensor &value, const Tensor &locations,
                         formatShape(expected) +
                         " (N, Lq, M, L, P) to match locations " +
                         locations.shapeString());
+  return Status::ok();
+}
+
+Status deformableAttention(const Tensor &value, const Tensor &locations,
+                           const Tensor &weights,
+                           const std::vector<SpatialLevel> &levels,
+                           bool alignCorners, Tensor &out) {
+  const char *op = "deformableAttention";
+  std::vector<int64_t> levelStart;
+  if (Status s = checkDeformable(op, value, locations, weights, levels,
+                                 levelStart);
+      !s)
+    return s;
   const int64_t batch = value.shape[0], lv = value.shape[1],
                 heads = value.shape[2], depth = value.shape[3];
   const int64_t lq = locations.shape[1], numLevels = locations.shape[3],
@@ -1351,19 +1365,12 @@ Status deformableGrad(const Tensor &value, const Tensor &locations,
                       Tensor &dWeights) {
   const char *op = "deformableGrad";
   std::vector<int64_t> levelStart;
-  if (Status s = checkSampling(op, value, locations, levels, levelStart); !s)
-    return s;
-  if (Status s = checkTensor(op, "weights", weights); !s)
+  if (Status s = checkDeformable(op, value, locations, weights, levels,
+                                 levelStart);
+      !s)
     return s;
   if (Status s = checkTensor(op, "cotangent", cotangent); !s)
     return s;
-  std::vector<int64_t> expected(locations.shape.begin(),
-                                locations.shape.end() - 1);
-  if (weights.shape != expected)
-    return fail(op, "weights " + weights.shapeString() + " must have shape " +
-                        formatShape(expected) +
-                        " (N, Lq, M, L, P) to match locations " +
-                        locations.shapeString());
   const int64_t batch = value.shape[0], lv = value.shape[1],
                 heads = value.shape[2], depth = value.shape[3];
   const int64_t lq = locations.shape[1], numLevels = locations.shape[3],
