@@ -304,7 +304,7 @@ Value Differentiator::throughMap(DotProductAttentionOp op, Value x,
 /// O = softmax_keys(scale phi(Q) phi(K)^T [causal]) V: one
 /// attn.attention_grad gives d phi(Q), d phi(K) and dV over the broadcast
 /// batch (design §7: dS = P (dP - rowsum(dO O)), recomputed per block), then
-/// the feature map's derivative and the sums over broadcast dims.
+/// the sums over broadcast dims and the feature map's derivative.
 void Differentiator::softmaxAttention(DotProductAttentionOp op, Value g) {
   Location loc = op.getLoc();
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
