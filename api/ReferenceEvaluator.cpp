@@ -125,6 +125,18 @@ private:
     return success();
   }
 
+  /// `call` for an op with several results, in order.
+  template <typename Kernel>
+  LogicalResult callResults(Operation *op, Kernel &&kernel) {
+    SmallVector<rt::Tensor, 3> out(op->getNumResults());
+    rt::Status status = kernel(MutableArrayRef<rt::Tensor>(out));
+    if (!status)
+      return op->emitError("reference runtime: ") << status.message();
+    for (auto [result, tensor] : llvm::zip(op->getResults(), out))
+      values[result] = std::move(tensor);
+    return success();
+  }
+
   llvm::DenseMap<Value, rt::Tensor> values;
   /// index and integer values (tensor.dim sizes and the arith on them that
   /// picks a branch of an scf.if); i1 is 0 or 1.
@@ -274,33 +286,21 @@ LogicalResult Interpreter::scalarStep(Operation *op) {
 
 LogicalResult Interpreter::tensorStep(Operation *op) {
   auto notTensors = [](Type type) { return !isa<RankedTensorType>(type); };
-  if (auto grad = dyn_cast<AttentionGradOp>(op)) {
-    rt::Tensor dQuery, dKey, dValue;
-    rt::Status status = rt::attentionGrad(
-        get(grad.getQuery()), get(grad.getKey()), get(grad.getValue()),
-        get(grad.getCotangent()), grad.getScale().convertToDouble(),
-        grad.getCausal(), dQuery, dKey, dValue);
-    if (!status)
-      return op->emitError("reference runtime: ") << status.message();
-    values[grad.getDquery()] = std::move(dQuery);
-    values[grad.getDkey()] = std::move(dKey);
-    values[grad.getDvalue()] = std::move(dValue);
-    return success();
-  }
-  if (auto grad = dyn_cast<DeformableGradOp>(op)) {
-    rt::Tensor dValue, dLocations, dWeights;
-    rt::Status status = rt::deformableGrad(
-        get(grad.getValue()), get(grad.getSamplingLocations()),
-        get(grad.getAttentionWeights()), get(grad.getCotangent()),
-        toRuntimeLevels(grad.getSpatialShapes()), grad.getAlignCorners(),
-        dValue, dLocations, dWeights);
-    if (!status)
-      return op->emitError("reference runtime: ") << status.message();
-    values[grad.getDvalue()] = std::move(dValue);
-    values[grad.getDsamplingLocations()] = std::move(dLocations);
-    values[grad.getDattentionWeights()] = std::move(dWeights);
-    return success();
-  }
+  if (auto grad = dyn_cast<AttentionGradOp>(op))
+    return callResults(op, [&](MutableArrayRef<rt::Tensor> out) {
+      return rt::attentionGrad(
+          get(grad.getQuery()), get(grad.getKey()), get(grad.getValue()),
+          get(grad.getCotangent()), grad.getScale().convertToDouble(),
+          grad.getCausal(), out[0], out[1], out[2]);
+    });
+  if (auto grad = dyn_cast<DeformableGradOp>(op))
+    return callResults(op, [&](MutableArrayRef<rt::Tensor> out) {
+      return rt::deformableGrad(
+          get(grad.getValue()), get(grad.getSamplingLocations()),
+          get(grad.getAttentionWeights()), get(grad.getCotangent()),
+          toRuntimeLevels(grad.getSpatialShapes()), grad.getAlignCorners(),
+          out[0], out[1], out[2]);
+    });
   if (llvm::any_of(op->getOperandTypes(), notTensors) ||
       llvm::any_of(op->getResultTypes(), notTensors) ||
       op->getNumResults() != 1)
