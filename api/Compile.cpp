@@ -135,10 +135,10 @@ LogicalResult mlir::attn::api::compileSpec(LoadedSpec &spec, StringRef specPath,
     }
   }
 
-  if (options.runPipeline) {
+  {
     std::string message;
-    if (failed(
-            runKernelPipeline(*spec.module, options.passPipeline, message))) {
+    if (failed(runKernelPipeline(*spec.module, options.runPipeline,
+                                 options.passPipeline, message))) {
       if (!message.empty())
         error = "--pass-pipeline: " + message;
       return failure();
@@ -243,10 +243,10 @@ mlir::attn::api::compileKernel(ModuleOp module, StringRef name,
   auto loaded = std::make_unique<LoadedKernel>();
   loaded->funcName = name.str();
   loaded->module = module.clone();
-  if (options.runPipeline) {
+  {
     std::string message;
-    if (failed(runKernelPipeline(*loaded->module, options.passPipeline,
-                                 message))) {
+    if (failed(runKernelPipeline(*loaded->module, options.runPipeline,
+                                 options.passPipeline, message))) {
       if (!message.empty())
         error = "--pass-pipeline: " + message;
       return failure();

@@ -1,6 +1,7 @@
 //===- KernelCheck.cpp - Compare kernels with the reference; time them ----===//
 
 #include "api/KernelCheck.h"
+#include "api/ReferenceEvaluator.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -41,6 +42,8 @@ std::string mlir::attn::api::makeRandomInput(RankedTensorType type,
   if (failed(makeRandomTensor(std::move(shape), seed, input)))
     return "input '" + name + "' (" + input.shapeString() +
            ") is too large to allocate";
+  // Values a bf16 or f16 argument holds exactly.
+  roundToStoredType(input, type);
   return "";
 }
 

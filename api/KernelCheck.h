@@ -30,7 +30,8 @@ constexpr double kDefaultCheckTolerance = 1e-4;
 LogicalResult makeRandomTensor(std::vector<int64_t> shape, uint64_t seed,
                                ::attn::runtime::Tensor &tensor);
 
-/// makeRandomTensor for an argument of `type`; dynamic dims take
+/// makeRandomTensor for an argument of `type`, rounded to its element type
+/// (bf16 and f16 arguments get values they hold exactly); dynamic dims take
 /// `dynamicSize` (negative: none given). Returns an error message, or "" on
 /// success.
 std::string makeRandomInput(RankedTensorType type, int64_t dynamicSize,

@@ -30,6 +30,36 @@ std::string mlir::attn::api::describeShapeMismatch(const rt::Tensor &tensor,
   return text;
 }
 
+std::optional<rt::ElementType> mlir::attn::api::storedElementType(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    type = tensor.getElementType();
+  if (type.isF64())
+    return rt::ElementType::Float64;
+  if (type.isF32())
+    return rt::ElementType::Float32;
+  if (type.isBF16())
+    return rt::ElementType::BFloat16;
+  if (type.isF16())
+    return rt::ElementType::Float16;
+  return std::nullopt;
+}
+
+void mlir::attn::api::roundToStoredType(rt::Tensor &tensor, Type type) {
+  if (std::optional<rt::ElementType> element = storedElementType(type))
+    rt::roundTensor(tensor, *element);
+}
+
+/// The rounding the evaluator applies to a value of `type`: bf16 and f16
+/// only. f32 values stay exact doubles, as before reduced precision: the f32
+/// kernels are checked against f64 arithmetic, which an f32 rounding per op
+/// would not change beyond 2^-24.
+static void roundIfReducedPrecision(rt::Tensor &tensor, Type type) {
+  std::optional<rt::ElementType> element = storedElementType(type);
+  if (element == rt::ElementType::BFloat16 ||
+      element == rt::ElementType::Float16)
+    rt::roundTensor(tensor, *element);
+}
+
 //===----------------------------------------------------------------------===//
 // Attribute conversions: dialect enums to runtime enums
 //===----------------------------------------------------------------------===//
@@ -163,6 +193,7 @@ LogicalResult Interpreter::run(func::FuncOp func, ArrayRef<rt::Tensor> inputs,
     if (!mismatch.empty())
       return func.emitError("input #") << index << " " << mismatch;
     values[arg] = inputs[index];
+    roundIfReducedPrecision(values[arg], type);
   }
   if (!func.getBody().hasOneBlock())
     return func.emitError("only single-block functions can be evaluated");
@@ -183,7 +214,8 @@ FailureOr<Operation *> Interpreter::runBlock(Block &block) {
       return &op;
     if (failed(step(&op)))
       return failure();
-    // Results must match the types the IR promises.
+    // Results must match the types the IR promises, and hold only values of
+    // their element type.
     for (Value result : op.getResults()) {
       auto type = dyn_cast<RankedTensorType>(result.getType());
       if (!type)
@@ -191,6 +223,7 @@ FailureOr<Operation *> Interpreter::runBlock(Block &block) {
       std::string mismatch = describeShapeMismatch(get(result), type);
       if (!mismatch.empty())
         return op.emitError("result ") << mismatch;
+      roundIfReducedPrecision(values[result], type);
     }
   }
   return failure(); // Blocks of verified IR end in a terminator.
@@ -394,6 +427,11 @@ LogicalResult Interpreter::tensorStep(Operation *op) {
         return call(op, result, [&](rt::Tensor &out) {
           return rt::reduceSum(get(op.getInput()), op.getDim(), out);
         });
+      })
+      .Case<arith::ExtFOp, arith::TruncFOp>([&](Operation *op) {
+        // Widening is exact; runBlock rounds a narrowed result to its type.
+        values[result] = get(op->getOperand(0));
+        return success();
       })
       .Case([&](tensor::CastOp op) {
         // The data is unchanged; the result-type check after each op catches

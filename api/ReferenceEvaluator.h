@@ -10,6 +10,7 @@
 #ifndef ATTN_API_REFERENCEEVALUATOR_H
 #define ATTN_API_REFERENCEEVALUATOR_H
 
+#include "runtime/Precision.h"
 #include "runtime/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,7 +23,18 @@ namespace mlir::attn::api {
 std::string describeShapeMismatch(const ::attn::runtime::Tensor &tensor,
                                   RankedTensorType type);
 
-/// Evaluates `func` on `inputs` (one per argument, in order). Every failure
+/// The runtime's name for the element type of a float tensor type (f64, f32,
+/// bf16, f16); nullopt for anything else.
+std::optional<::attn::runtime::ElementType> storedElementType(Type type);
+
+/// Rounds `tensor` to the element type of `type` (bf16, f16, f32: to nearest
+/// even; f64 and non-float types: unchanged).
+void roundToStoredType(::attn::runtime::Tensor &tensor, Type type);
+
+/// Evaluates `func` on `inputs` (one per argument, in order). Values are
+/// doubles; each input and each op result of a bf16 or f16 type is rounded
+/// to that type (docs/precision.md), so specs in reduced precision are
+/// evaluated as their kernels store them. Every failure
 /// (an input that does not fit its argument type, an op the evaluator does
 /// not know, a runtime error) is emitted as an error at the location of the
 /// offending op or function.

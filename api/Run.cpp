@@ -64,6 +64,10 @@ LogicalResult mlir::attn::api::bindInputs(
     rt::Status status = rt::readNpy(path, inputs[index]);
     if (!status)
       return fail(status.message());
+    // The argument holds values of its element type only: a float32 file
+    // for a bf16 argument is rounded here, for the kernel and the reference
+    // alike (docs/precision.md).
+    roundToStoredType(inputs[index], func.getArgument(index).getType());
     given[index] = true;
   }
   for (unsigned i = 0; i < numArgs; ++i) {
@@ -183,11 +187,14 @@ LogicalResult mlir::attn::api::writeResults(func::FuncOp func,
       printSummary(*console.out, "result #" + std::to_string(index), result);
     if (index >= outputFiles.size())
       continue;
-    auto type = cast<RankedTensorType>(func.getResultTypes()[index]);
-    rt::Status status =
-        rt::writeNpy(outputFiles[index], result,
-                     type.getElementType().isF64() ? rt::NpyDType::Float64
-                                                   : rt::NpyDType::Float32);
+    // NumPy has no bfloat16: bf16 results are written as float32, which
+    // holds them exactly.
+    Type element = cast<RankedTensorType>(func.getResultTypes()[index])
+                       .getElementType();
+    rt::NpyDType dtype = element.isF64()   ? rt::NpyDType::Float64
+                         : element.isF16() ? rt::NpyDType::Float16
+                                           : rt::NpyDType::Float32;
+    rt::Status status = rt::writeNpy(outputFiles[index], result, dtype);
     if (!status) {
       error = status.message();
       return failure();

@@ -158,15 +158,19 @@ FailureOr<func::FuncOp> mlir::attn::api::selectFunction(ModuleOp module,
 }
 
 LogicalResult mlir::attn::api::runKernelPipeline(ModuleOp module,
+                                                 bool runPipeline,
                                                  StringRef passPipeline,
                                                  std::string &error) {
   PassManager pm(module.getContext());
-  if (passPipeline.empty()) {
+  if (runPipeline && passPipeline.empty()) {
     buildDefaultPipeline(pm);
-  } else {
+  } else if (runPipeline) {
     llvm::raw_string_ostream os(error);
     if (failed(parsePassPipeline(passPipeline, pm, os)))
       return failure();
   }
+  // Whatever ran before, code generation sees bf16 and f16 only in loads and
+  // stores (a no-op after the default pipeline).
+  pm.addPass(createAttnWidenToF32Pass());
   return pm.run(module);
 }

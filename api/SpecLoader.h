@@ -62,11 +62,13 @@ LogicalResult openSpecFile(StringRef path, SpecFile &file, std::string &error,
 LogicalResult loadSpec(MLIRContext &context, llvm::SourceMgr &sourceMgr,
                        LoadedSpec &spec);
 
-/// Runs the pipeline a kernel is compiled after on `module`: the textual
-/// `passPipeline`, or attn-default-pipeline when it is empty. An unparsable
-/// pipeline sets `error`; a failing pass has reported diagnostics.
-LogicalResult runKernelPipeline(ModuleOp module, StringRef passPipeline,
-                                std::string &error);
+/// Runs the pipeline a kernel is compiled after on `module`: with
+/// `runPipeline`, the textual `passPipeline` or attn-default-pipeline when it
+/// is empty; then, always, attn-widen-to-f32 (code generation handles bf16
+/// and f16 only as storage). An unparsable pipeline sets `error`; a failing
+/// pass has reported diagnostics.
+LogicalResult runKernelPipeline(ModuleOp module, bool runPipeline,
+                                StringRef passPipeline, std::string &error);
 
 /// The name argument `index` of `func` has in the source (`%q` -> "q"),
 /// else "argN".

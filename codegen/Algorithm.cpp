@@ -21,6 +21,10 @@
 #include "codegen/KernelBuilder.h"
 #include "codegen/LoweringFixes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 #include <set>
 
 using namespace mlir;
@@ -94,6 +98,8 @@ const Lowering kLowerings[] = {
     {"attn.div", &KernelBuilder::lowerDiv},
     {"attn.reduce_sum", &KernelBuilder::lowerReduceSum},
     {"tensor.cast", &KernelBuilder::lowerCast},
+    {"arith.extf", &KernelBuilder::lowerFloatCast},
+    {"arith.truncf", &KernelBuilder::lowerFloatCast},
     {"tensor.dim", &KernelBuilder::lowerDim},
     {"arith.addi", &KernelBuilder::lowerIndexArith},
     {"arith.subi", &KernelBuilder::lowerIndexArith},
@@ -122,12 +128,26 @@ const Lowering kLowerings[] = {
 
 FailureOr<Halide::Type> KernelBuilder::elementType(Operation *op, Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  if (tensor && tensor.getElementType().isF32())
+  Type element = tensor ? tensor.getElementType() : Type();
+  if (element && element.isF32())
     return Halide::Float(32);
-  if (tensor && tensor.getElementType().isF64())
+  if (element && element.isF64())
     return Halide::Float(64);
-  return op->emitError("codegen supports ranked f32 and f64 tensors, got ")
+  if (element && element.isBF16())
+    return Halide::BFloat(16);
+  if (element && element.isF16())
+    return Halide::Float(16);
+  return op->emitError("codegen supports ranked f32, f64, bf16 and f16 "
+                       "tensors, got ")
          << type;
+}
+
+/// Ops that only move, convert or pick values: the ones that may hold bf16
+/// and f16 tensors in code generation. Arithmetic is f32 (attn-widen-to-f32).
+static bool isStorageOp(Operation &op) {
+  return isa<arith::ExtFOp, arith::TruncFOp, arith::ConstantOp, scf::IfOp>(
+             op) ||
+         isa<tensor::TensorDialect>(op.getDialect());
 }
 
 FailureOr<std::vector<Expr>>
@@ -497,6 +517,12 @@ LogicalResult KernelBuilder::lowerOp(Operation &op) {
   for (Type type : op.getResultTypes())
     if (!type.isIndex() && !type.isInteger(1) && failed(elementType(&op, type)))
       return failure();
+  if (!isStorageOp(op) &&
+      (llvm::any_of(op.getOperandTypes(), isReducedPrecisionTensor) ||
+       llvm::any_of(op.getResultTypes(), isReducedPrecisionTensor)))
+    return op.emitError("codegen computes in f32: run --attn-widen-to-f32 "
+                        "first (attn-compile and attn-run do) to widen this "
+                        "op's bf16 and f16 tensors");
   return (this->*lowering->lower)(&op);
 }
 

@@ -106,14 +106,20 @@ LogicalResult KernelBuilder::lowerConstant(Operation *operation) {
   FailureOr<std::vector<Expr>> shape = extents(op, type, {});
   if (failed(shape))
     return failure();
-  Halide::Type elem =
-      type.getElementType().isF64() ? Halide::Float(64) : Halide::Float(32);
+  FailureOr<Halide::Type> stored = elementType(op, type);
+  if (failed(stored))
+    return failure();
+  // bf16 and f16 values are exact in f32: the data is stored as f32 and
+  // read through a cast.
+  Halide::Type elem = stored->bits() == 64 ? *stored : Halide::Float(32);
   std::string name = freshName("constant");
   std::vector<Var> vars = makeVars(type.getRank());
   Func result(name);
   if (dense.isSplat()) {
     define(result, vars,
-           constant(elem, dense.getSplatValue<APFloat>().convertToDouble()));
+           Halide::cast(*stored,
+                        constant(elem, dense.getSplatValue<APFloat>()
+                                           .convertToDouble())));
   } else {
     std::vector<int> sizes;
     for (int64_t d = type.getRank(); d-- > 0;)
@@ -131,9 +137,24 @@ LogicalResult KernelBuilder::lowerConstant(Operation *operation) {
     }
     std::vector<Var> args(vars.rbegin(), vars.rend());
     std::vector<Expr> argExprs(args.begin(), args.end());
-    result(args) = buffer(argExprs);
+    result(args) = Halide::cast(*stored, buffer(argExprs));
   }
-  bind(op, Family::Elementwise, {result, *shape, elem});
+  bind(op, Family::Elementwise, {result, *shape, *stored});
+  return success();
+}
+
+// arith.extf and arith.truncf on tensors, the only ops that see bf16 and f16
+// values after attn-widen-to-f32: widening is exact; narrowing rounds to
+// nearest even (Halide's float casts).
+LogicalResult KernelBuilder::lowerFloatCast(Operation *op) {
+  const TensorFunc &input = get(op->getOperand(0));
+  FailureOr<Halide::Type> type = elementType(op, op->getResult(0).getType());
+  if (failed(type))
+    return failure();
+  std::vector<Var> vars = makeVars(input.rank());
+  Func result(opFuncName(op));
+  define(result, vars, Halide::cast(*type, input(toExprs(vars))));
+  bind(op, Family::Elementwise, {result, input.shape, *type});
   return success();
 }
 

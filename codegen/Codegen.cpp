@@ -585,6 +585,42 @@ Kernel::compileAot(func::FuncOp func, const CompileOptions &options,
   return std::unique_ptr<Kernel>(new Kernel(std::move(impl)));
 }
 
+/// Host doubles into a dense buffer of f64, f32, bf16 or f16 (round to
+/// nearest even; callers pass values of the type, which convert exactly).
+static void storeHostData(const std::vector<double> &data,
+                          Halide::Buffer<> &buffer) {
+  Halide::Type type = buffer.type();
+  void *raw = buffer.data();
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (type == Halide::Float(64))
+      static_cast<double *>(raw)[i] = data[i];
+    else if (type == Halide::Float(32))
+      static_cast<float *>(raw)[i] = static_cast<float>(data[i]);
+    else if (type == Halide::BFloat(16))
+      static_cast<Halide::bfloat16_t *>(raw)[i] = Halide::bfloat16_t(data[i]);
+    else
+      static_cast<Halide::float16_t *>(raw)[i] = Halide::float16_t(data[i]);
+  }
+}
+
+/// The elements of a dense buffer of f64, f32, bf16 or f16, as doubles.
+static std::vector<double> loadHostData(const Halide::Buffer<> &buffer) {
+  Halide::Type type = buffer.type();
+  const void *raw = buffer.data();
+  std::vector<double> data(buffer.number_of_elements());
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (type == Halide::Float(64))
+      data[i] = static_cast<const double *>(raw)[i];
+    else if (type == Halide::Float(32))
+      data[i] = static_cast<const float *>(raw)[i];
+    else if (type == Halide::BFloat(16))
+      data[i] = static_cast<double>(static_cast<const Halide::bfloat16_t *>(raw)[i]);
+    else
+      data[i] = static_cast<double>(static_cast<const Halide::float16_t *>(raw)[i]);
+  }
+  return data;
+}
+
 LogicalResult Kernel::setInputs(ArrayRef<HostTensor> inputs) {
   Impl &k = *impl;
   if (inputs.size() != k.algorithm.inputs.size())
@@ -615,14 +651,7 @@ LogicalResult Kernel::setInputs(ArrayRef<HostTensor> inputs) {
       for (size_t d = input.shape.size(); d-- > 0;)
         extents.push_back(static_cast<int>(input.shape[d]));
       Halide::Buffer<> buffer(param.type(), extents, param.name());
-      size_t count = input.data.size();
-      if (param.type().bits() == 64)
-        std::copy(input.data.begin(), input.data.end(),
-                  static_cast<double *>(buffer.data()));
-      else
-        for (size_t i = 0; i < count; ++i)
-          static_cast<float *>(buffer.data())[i] =
-              static_cast<float>(input.data[i]);
+      storeHostData(input.data, buffer);
       // The data was written on the host: a GPU pipeline must copy it to
       // the device before reading it.
       buffer.set_host_dirty();
@@ -691,14 +720,7 @@ std::vector<HostTensor> Kernel::results() const {
     HostTensor tensor;
     for (int d = buffer.dimensions(); d-- > 0;)
       tensor.shape.push_back(buffer.dim(d).extent());
-    size_t count = buffer.number_of_elements();
-    tensor.data.resize(count);
-    if (buffer.type().bits() == 64)
-      std::copy_n(static_cast<const double *>(buffer.data()), count,
-                  tensor.data.begin());
-    else
-      for (size_t i = 0; i < count; ++i)
-        tensor.data[i] = static_cast<const float *>(buffer.data())[i];
+    tensor.data = loadHostData(buffer);
     results.push_back(std::move(tensor));
   }
   return results;

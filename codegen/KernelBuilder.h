@@ -117,6 +117,7 @@ public:
   LogicalResult lowerCollapseShape(Operation *op);
   LogicalResult lowerConstant(Operation *op);
   LogicalResult lowerCast(Operation *op);
+  LogicalResult lowerFloatCast(Operation *op);
   LogicalResult lowerExtractSlice(Operation *op);
   LogicalResult lowerInsertSlice(Operation *op);
   // Sizes: index and i1 values become scalar Exprs (see `scalars`).

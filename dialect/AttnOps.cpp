@@ -122,14 +122,32 @@ inferResult(ValueRange operands, const ShapeErrorAt &emitError,
   return success();
 }
 
-/// Results may be more or less static than inferred but must not contradict.
+bool mlir::attn::isReducedPrecisionTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor &&
+         (tensor.getElementType().isBF16() || tensor.getElementType().isF16());
+}
+
+/// bf16, f16 and f32 compute in f32 (docs/precision.md), so a result of one
+/// of them may be declared with another: the value is rounded to it once.
+static bool isF32Computed(Type type) {
+  return type.isBF16() || type.isF16() || type.isF32();
+}
+
+/// Results may be more or less static than inferred but must not contradict;
+/// their element type is the inferred one or, within the f32-computed types,
+/// another to round to.
 static bool areCompatibleTensorTypes(TypeRange lhs, TypeRange rhs) {
   if (lhs.size() != 1 || rhs.size() != 1)
     return false;
   auto l = dyn_cast<RankedTensorType>(lhs.front());
   auto r = dyn_cast<RankedTensorType>(rhs.front());
-  return l && r && l.getElementType() == r.getElementType() &&
-         areCompatibleShapes(l.getShape(), r.getShape());
+  if (!l || !r)
+    return false;
+  Type inferred = l.getElementType(), declared = r.getElementType();
+  bool typesAgree = inferred == declared ||
+                    (isF32Computed(inferred) && isF32Computed(declared));
+  return typesAgree && areCompatibleShapes(l.getShape(), r.getShape());
 }
 
 #define ATTN_COMPATIBLE_RETURN_TYPES(OpTy)                                     \
@@ -168,8 +186,10 @@ static std::optional<ArrayRef<int64_t>> optionalShapeOf(Value value) {
 }
 
 // inferReturnTypes has the same ODS signature and preamble for every op; only
-// the shape rule (an expression over `adaptor` and `emitError`) differs.
-#define ATTN_INFER_RETURN_TYPES(OpTy, ...)                                     \
+// the operands that share the element type (`typed`, an expression over
+// `operands`) and the shape rule (an expression over `adaptor` and
+// `emitError`) differ.
+#define ATTN_INFER_RETURN_TYPES_TYPED_BY(OpTy, typed, ...)                     \
   LogicalResult OpTy::inferReturnTypes(                                        \
       MLIRContext *, std::optional<Location> location, ValueRange operands,    \
       DictionaryAttr attributes, OpaqueProperties properties,                  \
@@ -177,8 +197,10 @@ static std::optional<ArrayRef<int64_t>> optionalShapeOf(Value value) {
     Adaptor adaptor(operands, attributes, properties, regions);                \
     ShapeErrorAt emitError{location};                                          \
     return inferResult(                                                        \
-        operands, emitError, [&]() { return __VA_ARGS__; }, inferred);         \
+        typed, emitError, [&]() { return __VA_ARGS__; }, inferred);            \
   }
+#define ATTN_INFER_RETURN_TYPES(OpTy, ...)                                     \
+  ATTN_INFER_RETURN_TYPES_TYPED_BY(OpTy, operands, __VA_ARGS__)
 
 ATTN_INFER_RETURN_TYPES(DotProductAttentionOp,
                         inferAttentionShape(shapeOf(adaptor.getQuery()),
@@ -226,8 +248,10 @@ ATTN_INFER_RETURN_TYPES(
     inferBilinearGatherShape(shapeOf(adaptor.getValue()),
                              shapeOf(adaptor.getLocations()),
                              adaptor.getSpatialShapes(), emitError))
-ATTN_INFER_RETURN_TYPES(
-    GatherPixelsOp,
+// Pixel coordinates stay f32 or f64 (verifyPixelType); the value operand
+// alone gives the element type.
+ATTN_INFER_RETURN_TYPES_TYPED_BY(
+    GatherPixelsOp, operands.take_front(1),
     inferGatherPixelsShape(shapeOf(adaptor.getValue()),
                            shapeOf(adaptor.getPixels()),
                            adaptor.getSpatialShapes(), emitError))
@@ -239,12 +263,15 @@ ATTN_INFER_RETURN_TYPES(UnbroadcastOp,
                         inferUnbroadcastShape(shapeOf(adaptor.getInput()),
                                               shapeOf(adaptor.getLike()),
                                               emitError))
-ATTN_INFER_RETURN_TYPES(
-    ScatterPixelsOp,
+// Pixel coordinates stay f32 or f64 (verifyPixelType); the cotangent operand
+// alone gives the element type.
+ATTN_INFER_RETURN_TYPES_TYPED_BY(
+    ScatterPixelsOp, operands.take_front(1),
     inferScatterPixelsShape(shapeOf(adaptor.getCotangent()),
                             shapeOf(adaptor.getPixels()),
                             adaptor.getSpatialShapes(), emitError))
 #undef ATTN_INFER_RETURN_TYPES
+#undef ATTN_INFER_RETURN_TYPES_TYPED_BY
 
 /// Result types of an op with several results (the fused gradients): all
 /// operands share one element type, and `inferShapes` gives one shape per
@@ -382,6 +409,26 @@ LogicalResult NormalizeOp::verify() {
 
 LogicalResult PrefixSumOp::verify() {
   return verifyDimInRange(*this, getDim(), getInput().getType());
+}
+
+/// Pixel coordinates are integers: a 16-bit float holds them exactly only up
+/// to 256 (bf16) or 2048 (f16), so the gather and its adjoint take them as
+/// f32 or f64.
+static LogicalResult verifyPixelType(Operation *op, Value pixels) {
+  Type element = cast<RankedTensorType>(pixels.getType()).getElementType();
+  if (element.isF32() || element.isF64())
+    return success();
+  return op->emitOpError("pixels must be f32 or f64 (a ")
+         << element << " pixel coordinate is exact only up to "
+         << (element.isBF16() ? 256 : 2048) << "), got " << pixels.getType();
+}
+
+LogicalResult GatherPixelsOp::verify() {
+  return verifyPixelType(*this, getPixels());
+}
+
+LogicalResult ScatterPixelsOp::verify() {
+  return verifyPixelType(*this, getPixels());
 }
 
 LogicalResult CausalMaskOp::verify() {

@@ -18,4 +18,12 @@
 #define GET_OP_CLASSES
 #include "dialect/AttnOps.h.inc"
 
+namespace mlir::attn {
+
+/// Whether `type` is a ranked tensor of bf16 or f16: a storage type that attn
+/// computes in f32 (docs/precision.md, --attn-widen-to-f32).
+bool isReducedPrecisionTensor(Type type);
+
+} // namespace mlir::attn
+
 #endif // ATTN_DIALECT_ATTNOPS_H

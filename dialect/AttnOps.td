@@ -7,12 +7,18 @@ include "dialect/AttnAttrs.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-// f32 first; f64 is accepted so the reference runtime can run specs in double.
-def Attn_FloatTensor : RankedTensorOf<[F32, F64]>;
+// f32 first; f64 so the reference runtime can run specs in double; bf16 and
+// f16 as storage types with f32 arithmetic (docs/precision.md): products
+// accumulate in f32, softmax statistics and normalization sums are f32, and
+// a result is rounded to its declared element type once.
+def Attn_FloatTensor : RankedTensorOf<[F32, F64, BF16, F16]>;
 
 // Ops whose result shape is computed by a rule in AttnShapes.h. The rule runs
 // in inferReturnTypes (builders and verification share it); results may be
-// more or less static than inferred, but never contradict it.
+// more or less static than inferred, but never contradict it. Operands share
+// one element type, which is the inferred result's; a result may declare
+// another of bf16, f16 and f32 when the operands have one of them (bf16 Q/K/V
+// with an f32 result), never f64 with another type.
 class Attn_InferredShapeOp<string mnemonic, list<Trait> traits = []>
     : Attn_Op<mnemonic, traits # [Pure,
         DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
@@ -449,6 +455,7 @@ def Attn_GatherPixelsOp : Attn_InferredShapeOp<"gather_pixels"> {
     DenseI64ArrayAttr:$spatial_shapes
   );
   let results = (outs Attn_FloatTensor:$result);
+  let hasVerifier = 1;
   let assemblyFormat = [{
     $value `,` $pixels `levels` custom<Levels>($spatial_shapes) attr-dict
     `:` type($value) `,` type($pixels) `->` type($result)
@@ -550,6 +557,7 @@ def Attn_ScatterPixelsOp : Attn_InferredShapeOp<"scatter_pixels"> {
     DenseI64ArrayAttr:$spatial_shapes
   );
   let results = (outs Attn_FloatTensor:$result);
+  let hasVerifier = 1;
   let assemblyFormat = [{
     $cotangent `,` $pixels `levels` custom<Levels>($spatial_shapes) attr-dict
     `:` type($cotangent) `,` type($pixels) `->` type($result)

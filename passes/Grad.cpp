@@ -507,6 +507,16 @@ LogicalResult Differentiator::differentiate(Operation *op) {
       })
       .Case<FloorOp, arith::ConstantOp>(
           [](Operation *) { return success(); }) // piecewise constant
+      .Case([&](arith::ExtFOp op) {
+        accumulate(op.getIn(), arith::TruncFOp::create(
+                                   b, loc, op.getIn().getType(), g));
+        return success();
+      })
+      .Case([&](arith::TruncFOp op) {
+        accumulate(op.getIn(),
+                   arith::ExtFOp::create(b, loc, op.getIn().getType(), g));
+        return success();
+      })
       .Case([&](tensor::CastOp op) {
         accumulate(op.getSource(), tensor::CastOp::create(
                                        b, loc, op.getSource().getType(), g));
@@ -575,6 +585,9 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
   grad->setAttr(kGradientOf, FlatSymbolRefAttr::get(f.getSymNameAttr()));
   symbols.insert(grad, std::next(Block::iterator(f)));
 
+  // bf16 and f16 ops compute in f32 (the adjoints too); the arith.extf and
+  // arith.truncf at the boundaries round the gradients to their types.
+  widenToF32(grad);
   // Causal linear attention first becomes its chunked form (whose inner
   // causal attention the next walk lowers).
   RewritePatternSet chunking(context);

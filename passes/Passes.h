@@ -48,6 +48,11 @@ FailureOr<Value> buildChunkedCausalAttention(OpBuilder &b,
                                              int64_t chunkSize,
                                              std::string &whyNot);
 
+/// The rewrite of --attn-widen-to-f32 on the ops under `root`: each attn op
+/// with bf16 or f16 operands or results computes in f32, between one
+/// arith.extf per 16-bit value it reads and arith.truncf of its results.
+void widenToF32(Operation *root);
+
 /// Adds the passes of `attn-default-pipeline` to `pm`.
 void buildDefaultPipeline(OpPassManager &pm);
 

@@ -25,6 +25,33 @@ def AttnCostPass : Pass<"attn-cost", "mlir::ModuleOp"> {
   }];
 }
 
+def AttnWidenToF32Pass : Pass<"attn-widen-to-f32", "mlir::ModuleOp"> {
+  let summary = "Compute attn ops on bf16 and f16 tensors in f32";
+  let description = [{
+    bf16 and f16 are storage types (docs/precision.md): products accumulate
+    in f32, softmax statistics and normalization sums are f32, and a result
+    is rounded to its declared element type once. This pass writes that
+    rule into the IR. Each attn op with a bf16 or f16 operand or result
+    becomes the same op on f32 tensors: its 16-bit operands are widened with
+    `arith.extf` (exact) and each 16-bit result is rounded with
+    `arith.truncf` (to nearest even), so
+
+        %o = attn.dot_product %q, %k, %v ... : tensor<..xbf16>, ... -> tensor<..xbf16>
+
+    becomes `arith.extf` of %q, %k and %v, the f32 `attn.dot_product` and
+    `arith.truncf` of its result. Later passes (reassociation, gradients,
+    lowerings) then build their intermediates in f32, and code generation
+    sees 16-bit values only in loads and stores. Ops on f32 and f64 are
+    left alone; running it twice changes nothing.
+
+    First in `attn-default-pipeline`; attn-compile and attn-run run it
+    before code generation in any case (also with --no-default-pipeline or
+    --pass-pipeline), and `--attn-grad` runs it on the functions it
+    differentiates.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def AttnReassociatePass : Pass<"attn-reassociate", "mlir::ModuleOp"> {
   let summary = "Compute K^T V first where that is exact and cheaper";
   let description = [{

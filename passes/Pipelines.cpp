@@ -1,7 +1,8 @@
 //===- Pipelines.cpp - Named pass pipelines -------------------------------===//
 //
 // attn-default-pipeline: what attn-compile (and attn-run before compiling a
-// kernel) runs before code generation unless told otherwise: canonicalize,
+// kernel) runs before code generation unless told otherwise:
+// attn-widen-to-f32 (bf16/f16 ops compute in f32), canonicalize,
 // attn-reassociate (exact rewrites where they are cheaper, a run-time
 // choice for dynamic sizes), canonicalize (folds the size arithmetic), cse,
 // then canonicalize and cse once more (patterns that compare values, such
@@ -20,6 +21,7 @@
 using namespace mlir;
 
 void mlir::attn::buildDefaultPipeline(OpPassManager &pm) {
+  pm.addPass(createAttnWidenToF32Pass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createAttnReassociatePass());
   pm.addPass(createCanonicalizerPass());

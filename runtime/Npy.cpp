@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Npy.h"
+#include "runtime/Precision.h"
 
 #include <cctype>
 #include <cerrno>
@@ -282,18 +283,19 @@ Status parseNpy(const std::string &bytes, const std::string &name,
   const std::string &descr = parser.descr;
   size_t itemSize = 0;
   bool isFloat = descr.size() == 3 && descr[1] == 'f' &&
-                 (descr[2] == '4' || descr[2] == '8');
+                 (descr[2] == '2' || descr[2] == '4' || descr[2] == '8');
   if (isFloat && descr[0] == '>')
     return npyError(name, "big-endian dtype '" + descr +
-                              "' is not supported (only little-endian '<f4' "
-                              "float32 and '<f8' float64)");
+                              "' is not supported (only little-endian '<f2' "
+                              "float16, '<f4' float32 and '<f8' float64)");
   if (isFloat && (descr[0] == '<' || ((descr[0] == '=' || descr[0] == '|') &&
                                       hostIsLittleEndian())))
-    itemSize = descr[2] == '4' ? 4 : 8;
+    itemSize = static_cast<size_t>(descr[2] - '0');
   if (!itemSize)
     return npyError(name, "unsupported dtype '" + descr +
-                              "' (supported: '<f4' float32 and '<f8' "
-                              "float64)");
+                              "' (supported: '<f2' float16, '<f4' float32 and "
+                              "'<f8' float64; bf16 arguments read float32 "
+                              "files, see docs/precision.md)");
   if (parser.fortranOrder)
     return npyError(name, "Fortran-order arrays (fortran_order: True) are "
                           "not supported; save a C-order array");
@@ -329,7 +331,10 @@ Status parseNpy(const std::string &bytes, const std::string &name,
   }
   const unsigned char *data = raw + headerStart + headerLength;
   for (int64_t i = 0; i < count; ++i) {
-    if (itemSize == 4) {
+    if (itemSize == 2) {
+      result.data[i] =
+          fromFloat16Bits(static_cast<uint16_t>(readLE(data + 2 * i, 2)));
+    } else if (itemSize == 4) {
       uint32_t bits = static_cast<uint32_t>(readLE(data + 4 * i, 4));
       float value;
       std::memcpy(&value, &bits, 4);
@@ -383,14 +388,17 @@ Status writeNpy(const std::string &path, const Tensor &tensor, NpyDType dtype) {
                               tensor.shapeString() + " holds " +
                               std::to_string(tensor.data.size()) +
                               " values instead of " + std::to_string(count));
-  if (dtype != NpyDType::Float32 && dtype != NpyDType::Float64)
+  size_t itemSize = dtype == NpyDType::Float16   ? 2
+                    : dtype == NpyDType::Float32 ? 4
+                    : dtype == NpyDType::Float64 ? 8
+                                                 : 0;
+  if (!itemSize)
     return npyError(path, "cannot write: unknown dtype");
-  bool f32 = dtype == NpyDType::Float32;
 
   std::string bytes;
   try {
     std::string header = "{'descr': '";
-    header += f32 ? "<f4" : "<f8";
+    header += itemSize == 2 ? "<f2" : itemSize == 4 ? "<f4" : "<f8";
     header += "', 'fortran_order': False, 'shape': (";
     for (size_t i = 0; i < tensor.shape.size(); ++i) {
       if (i)
@@ -411,7 +419,6 @@ Status writeNpy(const std::string &path, const Tensor &tensor, NpyDType dtype) {
       return npyError(path, "cannot write: the header for shape " +
                                 tensor.shapeString() +
                                 " is too long for format version 1.0");
-    size_t itemSize = f32 ? 4 : 8;
     bytes.reserve(prefix + header.size() + itemSize * tensor.data.size());
     bytes.append(kMagic, kMagicSize);
     bytes.push_back('\x01');
@@ -419,7 +426,9 @@ Status writeNpy(const std::string &path, const Tensor &tensor, NpyDType dtype) {
     appendLE(bytes, header.size(), 2);
     bytes += header;
     for (double value : tensor.data) {
-      if (f32) {
+      if (itemSize == 2) {
+        appendLE(bytes, float16Bits(roundTo(ElementType::Float16, value)), 2);
+      } else if (itemSize == 4) {
         float f = toFloat(value);
         uint32_t bits;
         std::memcpy(&bits, &f, 4);

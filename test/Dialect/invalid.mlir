@@ -14,17 +14,65 @@
 
 // Integer tensors are not attention operands.
 func.func @integer_tensor(%x: tensor<4x4xi32>) {
-  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 64-bit float values, but got 'tensor<4x4xi32>'}}
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4x4xi32>'}}
   %0 = attn.scale %x by 2.0 : tensor<4x4xi32>
   return
 }
 
 // -----
 
-// f16 is not accepted yet (f32 first, f64 for the reference runtime).
-func.func @f16_tensor(%a: tensor<4x4xf16>) {
-  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 64-bit float values, but got 'tensor<4x4xf16>'}}
-  %0 = attn.matmul %a, %a : tensor<4x4xf16>, tensor<4x4xf16> -> tensor<4x4xf16>
+// 8-bit floats are not storage types attn accepts (bf16 and f16 are).
+func.func @f8_tensor(%a: tensor<4x4xf8E4M3FN>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4x4xf8E4M3FN>'}}
+  %0 = attn.matmul %a, %a : tensor<4x4xf8E4M3FN>, tensor<4x4xf8E4M3FN> -> tensor<4x4xf8E4M3FN>
+  return
+}
+
+// -----
+
+// Operands share one element type, also in reduced precision.
+func.func @mixed_operand_types(%a: tensor<4x4xbf16>, %b: tensor<4x4xf32>) {
+  // expected-error @+2 {{'attn.matmul' op failed to infer returned types}}
+  // expected-error @+1 {{operands must share one element type, got 'bf16' and 'f32'}}
+  %0 = attn.matmul %a, %b : tensor<4x4xbf16>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// A result may round to another of bf16, f16 and f32, but f64 mixes with
+// none of them.
+func.func @f64_result_of_f32(%a: tensor<4x4xf32>) {
+  // expected-error @+2 {{'attn.matmul' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.matmul' op inferred type(s) 'tensor<4x4xf32>' are incompatible with return type(s) of operation 'tensor<4x4xf64>'}}
+  %0 = attn.matmul %a, %a : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf64>
+  return
+}
+
+// -----
+
+func.func @f16_result_of_f64(%a: tensor<4x4xf64>) {
+  // expected-error @+2 {{'attn.matmul' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.matmul' op inferred type(s) 'tensor<4x4xf64>' are incompatible with return type(s) of operation 'tensor<4x4xf16>'}}
+  %0 = attn.matmul %a, %a : tensor<4x4xf64>, tensor<4x4xf64> -> tensor<4x4xf16>
+  return
+}
+
+// -----
+
+// Pixel coordinates are integers a 16-bit float holds exactly only up to
+// 256 (bf16) or 2048 (f16).
+func.func @bf16_pixels(%value: tensor<1x20x2x4xbf16>, %pixels: tensor<1x3x2x1x2x2xbf16>) {
+  // expected-error @+1 {{'attn.gather_pixels' op pixels must be f32 or f64 (a 'bf16' pixel coordinate is exact only up to 256), got 'tensor<1x3x2x1x2x2xbf16>'}}
+  %0 = attn.gather_pixels %value, %pixels levels [4x5] : tensor<1x20x2x4xbf16>, tensor<1x3x2x1x2x2xbf16> -> tensor<1x3x2x1x2x4xbf16>
+  return
+}
+
+// -----
+
+func.func @f16_pixels(%cotangent: tensor<1x3x2x1x2x4xf16>, %pixels: tensor<1x3x2x1x2x2xf16>) {
+  // expected-error @+1 {{'attn.scatter_pixels' op pixels must be f32 or f64 (a 'f16' pixel coordinate is exact only up to 2048), got 'tensor<1x3x2x1x2x2xf16>'}}
+  %0 = attn.scatter_pixels %cotangent, %pixels levels [4x5] : tensor<1x3x2x1x2x4xf16>, tensor<1x3x2x1x2x2xf16> -> tensor<1x20x2x4xf16>
   return
 }
 
@@ -33,7 +81,7 @@ func.func @f16_tensor(%a: tensor<4x4xf16>) {
 // Unranked tensors are rejected (generic form: the custom syntax cannot
 // infer anything from them).
 func.func @unranked_tensor(%x: tensor<*xf32>) {
-  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 64-bit float values, but got 'tensor<*xf32>'}}
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<*xf32>'}}
   %0 = "attn.add"(%x, %x) : (tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>
   return
 }
