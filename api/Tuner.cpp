@@ -87,11 +87,16 @@ CacheKey mlir::attn::tuning::makeCacheKey(func::FuncOp kernel,
         llvm::map_range(dims,
                         [](int64_t d) { return std::to_string(d); }),
         "x");
+    // The element type as MLIR prints it (f32, f64, bf16, f16): a reduced
+    // precision kernel is a key of its own.
     std::string element = "f32";
     if (index < kernel.getNumArguments())
       if (auto type = dyn_cast<RankedTensorType>(
-              kernel.getArgument(index).getType()))
-        element = type.getElementType().isF64() ? "f64" : "f32";
+              kernel.getArgument(index).getType())) {
+        element.clear();
+        llvm::raw_string_ostream elementText(element);
+        elementText << type.getElementType();
+      }
     shapeTexts.push_back((shape.empty() ? "" : shape + "x") + element);
   }
   return CacheKey{kernel.getSymName().str(),

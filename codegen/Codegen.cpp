@@ -62,6 +62,32 @@ LogicalResult guarded(Location loc, const llvm::Twine &what, Body &&body) {
   return failure();
 }
 
+/// While alive, drops Halide's one-time warning that bf16/f16 arithmetic is
+/// emulated: attn never computes in 16 bits (docs/precision.md), it only
+/// converts loads and stores, so the warning would mislead. Other warnings
+/// print as Halide prints them. Errors are rethrown as the exceptions Halide
+/// throws without a reporter (compilation raises compile and internal
+/// errors only), so `guarded` and compileIsolated see them unchanged.
+class QuietFloat16Warning : public Halide::CompileTimeErrorReporter {
+public:
+  QuietFloat16Warning() { Halide::set_custom_compile_time_error_reporter(this); }
+  ~QuietFloat16Warning() override {
+    Halide::set_custom_compile_time_error_reporter(nullptr);
+  }
+  QuietFloat16Warning(const QuietFloat16Warning &) = delete;
+  QuietFloat16Warning &operator=(const QuietFloat16Warning &) = delete;
+
+  void warning(const char *message) override {
+    if (!StringRef(message).contains("(b)float16 type operation is emulated"))
+      llvm::errs() << message;
+  }
+  void error(const char *message) override {
+    if (StringRef(message).starts_with("Internal"))
+      throw Halide::InternalError(message);
+    throw Halide::CompileError(message);
+  }
+};
+
 FailureOr<Halide::Target> parseTarget(StringRef text, Location loc) {
   if (text == "host")
     return Halide::get_host_target();
@@ -419,6 +445,7 @@ LogicalResult mlir::attn::codegen::compileToFiles(func::FuncOp func,
       return failure();
     }
     if (failed(compileIsolated(loc, target->to_string(), [&] {
+          QuietFloat16Warning quiet;
           algorithm->pipeline().compile_to(outputs, algorithm->arguments(),
                                            func.getSymName().str(),
                                            kernelTarget);
@@ -502,6 +529,7 @@ Kernel::compileJit(func::FuncOp func, const CompileOptions &options) {
           return failure();
         impl->algorithm = std::move(*algorithm);
         impl->pipeline = impl->algorithm.pipeline();
+        QuietFloat16Warning quiet;
         impl->pipeline.compile_jit(*target);
         return success();
       });

@@ -536,3 +536,26 @@ func.func @deformable_grad(%v: tensor<1x1280x8x32xf32>, %l: tensor<1x100x8x2x4x2
       -> tensor<?x20x3x?xf64>, tensor<?x7x3x2x?x2xf64>, tensor<?x7x3x2x?xf64>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Reduced precision (docs/precision.md)
+//===----------------------------------------------------------------------===//
+
+// bf16 and f16 operands; a result may be declared with another of bf16,
+// f16 and f32 (rounded to it once); pixel coordinates stay f32 next to a
+// bf16 value.
+// CHECK-LABEL: func.func @reduced_precision
+// CHECK: attn.dot_product %{{.*}}, %{{.*}}, %{{.*}} norm [softmax over keys] scale 1.250000e-01 : tensor<2x16x8xbf16>, tensor<2x16x8xbf16>, tensor<2x16x8xbf16> -> tensor<2x16x8xf32>
+// CHECK: attn.matmul %{{.*}}, %{{.*}} transpose_rhs : tensor<16x8xf16>, tensor<16x8xf16> -> tensor<16x16xbf16>
+// CHECK: attn.normalize softmax %{{.*}} dim 1 : tensor<16x16xf16>
+// CHECK: attn.gather_pixels %{{.*}}, %{{.*}} levels [4x5] : tensor<1x20x2x4xbf16>, tensor<1x3x2x1x2x2xf32> -> tensor<1x3x2x1x2x4xbf16>
+func.func @reduced_precision(%q: tensor<2x16x8xbf16>, %a: tensor<16x8xf16>, %s: tensor<16x16xf16>,
+                             %value: tensor<1x20x2x4xbf16>, %pixels: tensor<1x3x2x1x2x2xf32>) {
+  %0 = attn.dot_product %q, %q, %q norm [softmax over keys] scale 0.125 : tensor<2x16x8xbf16>, tensor<2x16x8xbf16>, tensor<2x16x8xbf16> -> tensor<2x16x8xf32>
+  %1 = attn.matmul %a, %a transpose_rhs : tensor<16x8xf16>, tensor<16x8xf16> -> tensor<16x16xbf16>
+  %2 = attn.normalize softmax %s dim 1 : tensor<16x16xf16>
+  %3 = attn.gather_pixels %value, %pixels levels [4x5] : tensor<1x20x2x4xbf16>, tensor<1x3x2x1x2x2xf32> -> tensor<1x3x2x1x2x4xbf16>
+  return
+}

@@ -113,6 +113,38 @@ TEST(NpyTest, RoundTripFloat32RoundsToFloat) {
   EXPECT_EQ(back.data[1], double(std::numeric_limits<float>::max()));
 }
 
+// float16 files: every value is exact, including subnormals, the largest
+// finite value, infinities and NaN; values that are not f16 are rounded to
+// nearest even on writing.
+TEST(NpyTest, RoundTripFloat16) {
+  std::string path = tempPath("f16");
+  Tensor t({9}, {0.1, -2.5, 65504.0, 0x1p-24, -0x1p-14, 1e6, -0.0,
+                 std::numeric_limits<double>::infinity(),
+                 std::numeric_limits<double>::quiet_NaN()});
+  ASSERT_OK(writeNpy(path, t, NpyDType::Float16));
+  std::string bytes = readBytes(path);
+  EXPECT_NE(bytes.find("'descr': '<f2'"), std::string::npos);
+  EXPECT_EQ(bytes.size() % 64, 18u); // 64-byte header, 9 two-byte values
+  Tensor back;
+  ASSERT_OK(readNpy(path, back));
+  ASSERT_EQ(back.data.size(), 9u);
+  EXPECT_EQ(back.data[0], 0x1.998p-4); // 0.1 to nearest f16
+  EXPECT_EQ(back.data[1], -2.5);
+  EXPECT_EQ(back.data[2], 65504.0);
+  EXPECT_EQ(back.data[3], 0x1p-24); // smallest subnormal
+  EXPECT_EQ(back.data[4], -0x1p-14); // smallest normal
+  EXPECT_EQ(back.data[5], std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(back.data[6] == 0.0 && std::signbit(back.data[6]));
+  EXPECT_EQ(back.data[7], std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(back.data[8]));
+  // A hand-made '<f2' file: 1.0 (0x3c00) and -2.0 (0xc000).
+  ASSERT_OK(parseNpy(makeNpy("{'descr': '<f2', 'fortran_order': False, "
+                             "'shape': (2,), }",
+                             std::string("\x00\x3c\x00\xc0", 4)),
+                     "h.npy", back));
+  EXPECT_EQ(back.data, (std::vector<double>{1.0, -2.0}));
+}
+
 TEST(NpyTest, ScalarAndEmpty) {
   std::string path = tempPath("scalar");
   Tensor scalar(std::vector<int64_t>{}, {3.5});
@@ -296,9 +328,14 @@ TEST(NpyTest, UnsupportedDTypes) {
     return "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (2,)}";
   };
   std::string data(16, '\0');
-  for (const char *descr : {"<i8", "<f2", "<c16", "|u1", "<U3", "f8"})
+  for (const char *descr : {"<i8", "<c16", "|u1", "<U3", "f8"})
     EXPECT_ERROR(parseNpy(makeNpy(header(descr), data), "d.npy", out), "d.npy",
-                 "unsupported dtype", descr, "'<f4'", "'<f8'");
+                 "unsupported dtype", descr, "'<f2'", "'<f4'", "'<f8'");
+  // What np.save writes for an ml_dtypes bfloat16 array: the message says
+  // how bf16 arguments are read instead.
+  EXPECT_ERROR(parseNpy(makeNpy(header("<V2"), data), "bf.npy", out),
+               "unsupported dtype", "'<V2'", "bf16 arguments read float32",
+               "docs/precision.md");
   EXPECT_ERROR(parseNpy(makeNpy(header(">f4"), data), "be.npy", out), "be.npy",
                "big-endian", "'>f4'", "'<f4'");
   EXPECT_ERROR(parseNpy(makeNpy(header(">f8"), data), "be.npy", out),

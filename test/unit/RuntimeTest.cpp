@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/Precision.h"
 #include "runtime/Reference.h"
 #include "runtime/Tensor.h"
 
@@ -123,6 +124,58 @@ TEST(TensorTest, FillUniformIsSplitMix64) {
 //===----------------------------------------------------------------------===//
 // Primitive ops
 //===----------------------------------------------------------------------===//
+
+// Rounding straight from double to bf16, f16 and f32: to nearest, ties to
+// even, gradual underflow, overflow to infinity.
+TEST(PrecisionTest, RoundsToNearestEven) {
+  using E = ElementType;
+  // bf16 has 8 significand bits: the spacing above 1 is 2^-7.
+  EXPECT_EQ(roundTo(E::BFloat16, 1 + 0x1p-8), 1.0);               // tie to even
+  EXPECT_EQ(roundTo(E::BFloat16, 1 + 3 * 0x1p-8), 1 + 0x1p-6);    // tie to even
+  EXPECT_EQ(roundTo(E::BFloat16, 1 + 0x1p-8 + 0x1p-30), 1 + 0x1p-7); // above
+  EXPECT_EQ(roundTo(E::BFloat16, 0.1), 0.10009765625);
+  EXPECT_EQ(roundTo(E::BFloat16, 257.0), 256.0);
+  EXPECT_EQ(roundTo(E::BFloat16, 259.0), 260.0);
+  EXPECT_EQ(roundTo(E::BFloat16, -0x1.fe8p127), -0x1.fep127); // max finite
+  // The midpoint above the largest finite value rounds to even, 2^128:
+  // infinity.
+  EXPECT_EQ(roundTo(E::BFloat16, 0x1.ffp127),
+            std::numeric_limits<double>::infinity());
+  EXPECT_EQ(roundTo(E::BFloat16, 0x1.8p-133), 0x1p-132); // subnormal tie
+  // f16: 11 significand bits, normals from 2^-14, max 65504.
+  EXPECT_EQ(roundTo(E::Float16, 0.1), 0x1.998p-4);
+  EXPECT_EQ(roundTo(E::Float16, 2049.0), 2048.0);
+  EXPECT_EQ(roundTo(E::Float16, 2051.0), 2052.0);
+  EXPECT_EQ(roundTo(E::Float16, 65519.0), 65504.0);
+  EXPECT_EQ(roundTo(E::Float16, 65520.0),
+            std::numeric_limits<double>::infinity());
+  EXPECT_EQ(roundTo(E::Float16, 0x1.4p-24), 0x1p-24); // subnormal spacing
+  EXPECT_EQ(roundTo(E::Float16, 0x1p-26), 0.0);
+  // f32 from double, without double rounding.
+  EXPECT_EQ(roundTo(E::Float32, 0.1), double(0.1f));
+  EXPECT_EQ(roundTo(E::Float64, 0.1), 0.1);
+  // Zeros keep their sign; NaN and infinities pass.
+  EXPECT_TRUE(std::signbit(roundTo(E::BFloat16, -0.0)));
+  EXPECT_TRUE(std::isnan(roundTo(E::Float16, std::nan(""))));
+  EXPECT_EQ(roundTo(E::Float16, -std::numeric_limits<double>::infinity()),
+            -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(unitRoundoff(E::BFloat16), 0x1p-8);
+  EXPECT_EQ(unitRoundoff(E::Float16), 0x1p-11);
+  EXPECT_EQ(unitRoundoff(E::Float32), 0x1p-24);
+}
+
+// Every f16 bit pattern decodes and encodes back to itself (NaNs to NaN).
+TEST(PrecisionTest, Float16BitsRoundTrip) {
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    double value = fromFloat16Bits(static_cast<uint16_t>(bits));
+    if (std::isnan(value)) {
+      EXPECT_EQ((bits >> 10) & 0x1f, 0x1fu);
+      continue;
+    }
+    EXPECT_EQ(roundTo(ElementType::Float16, value), value) << bits;
+    EXPECT_EQ(float16Bits(value), bits) << bits;
+  }
+}
 
 TEST(MatmulTest, HandComputed) {
   Tensor a = T({2, 3}, {1, 2, 3, 4, 5, 6});
