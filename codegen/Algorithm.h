@@ -122,6 +122,12 @@ struct AlgorithmOptions {
   /// rescales the chunks by exp(chunk max - max), so no pass over K computes
   /// the max first. 0: one max over all positions.
   int efficientChunk = 0;
+  /// Convert bf16 and f16 to and from f32 with integer arithmetic (Halide's
+  /// own emulation, lower_float16_cast) instead of casts: the GPU backends
+  /// do not lower 16-bit float casts (PTX has no bf16 conversion in Halide
+  /// 21; OpenCL would need the cl_khr_fp16 extension). CPU targets keep the
+  /// casts, which x86 pattern-matches (F16C, AVX512-BF16).
+  bool integerFloat16Casts = false;
 };
 
 /// exp(x) for the x <= 0 of a softmax (x = value - max) in the fused

@@ -153,7 +153,11 @@ LogicalResult KernelBuilder::lowerFloatCast(Operation *op) {
     return failure();
   std::vector<Var> vars = makeVars(input.rank());
   Func result(opFuncName(op));
-  define(result, vars, Halide::cast(*type, input(toExprs(vars))));
+  Expr converted = Halide::cast(*type, input(toExprs(vars)));
+  if (options.integerFloat16Casts)
+    converted = Halide::Internal::lower_float16_cast(
+        converted.as<Halide::Internal::Cast>());
+  define(result, vars, converted);
   bind(op, Family::Elementwise, {result, input.shape, *type});
   return success();
 }

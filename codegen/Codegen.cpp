@@ -231,6 +231,7 @@ FailureOr<KernelAlgorithm> buildScheduled(func::FuncOp func,
     const ChunkedProductParams &chunked = options.schedule.chunkedProduct;
     algorithmOptions.efficientChunk = chunked.chunkMaxima ? chunked.chunk : 0;
   }
+  algorithmOptions.integerFloat16Casts = target.has_gpu_feature();
   FailureOr<KernelAlgorithm> algorithm = buildAlgorithm(
       func, cleanArgNames(func, options.argNames), algorithmOptions);
   if (failed(algorithm))
