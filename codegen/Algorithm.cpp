@@ -403,6 +403,7 @@ FailureOr<KernelAlgorithm> KernelBuilder::run() {
               {Family::Elementwise, copy.name(), result, {}, {}, {}});
         } else {
           markEpilogue(operand);
+          markRounding(operand);
         }
         // The caller's buffer must have exactly the result's size.
         for (size_t d = 0; d < result.rank(); ++d) {
@@ -469,21 +470,36 @@ void KernelBuilder::markSharedColumnSums() {
 }
 
 /// A pointwise op (add, mul, div, scale) that the kernel returns, with an
-/// operand that an attn.matmul of the same type computes for it alone: the
+/// operand that an attn.matmul of the same shape computes for it alone: the
 /// op is recorded as that product's epilogue (info "epilogueOf", the
 /// product's index in algorithm.ops), so the schedule may compute the
 /// product in the op's own output tiles instead of writing it to memory
-/// and reading it back (scheduleKernel).
+/// and reading it back (scheduleKernel). The rounding of a 16-bit result
+/// (arith.truncf, of the pointwise op or of the product itself) is part of
+/// the epilogue: the returned truncf is then the op that owns the tiles,
+/// with the pointwise op inlined into it.
 void KernelBuilder::markEpilogue(Value returned) {
   Operation *epilogue = returned.getDefiningOp();
-  if (!epilogue || !isa<AddOp, MulOp, DivOp, ScaleOp>(epilogue))
+  SmallVector<Value> operands;
+  if (auto rounding = dyn_cast_or_null<arith::TruncFOp>(epilogue)) {
+    Value rounded = rounding.getIn();
+    Operation *pointwise = rounded.getDefiningOp();
+    if (pointwise && isa<AddOp, MulOp, DivOp, ScaleOp>(pointwise) &&
+        rounded.hasOneUse())
+      llvm::append_range(operands, pointwise->getOperands());
+    else
+      operands.push_back(rounded);
+  } else if (epilogue && isa<AddOp, MulOp, DivOp, ScaleOp>(epilogue)) {
+    llvm::append_range(operands, epilogue->getOperands());
+  } else {
     return;
+  }
   size_t epilogueIndex = opIndex(returned);
   if (epilogueIndex == algorithm.ops.size())
     return;
   std::map<std::string, int64_t> &info = algorithm.ops[epilogueIndex].info;
   auto resultType = cast<RankedTensorType>(returned.getType());
-  for (Value operand : epilogue->getOperands()) {
+  for (Value operand : operands) {
     auto product = operand.getDefiningOp<MatmulOp>();
     if (!product || !operand.hasOneUse())
       continue;
@@ -491,7 +507,8 @@ void KernelBuilder::markEpilogue(Value returned) {
     if (productIndex == algorithm.ops.size())
       continue;
     auto type = cast<RankedTensorType>(operand.getType());
-    if (type == resultType && !info.count("epilogueOf")) {
+    if (type.getShape() == resultType.getShape() &&
+        !info.count("epilogueOf")) {
       info["epilogueOf"] = static_cast<int64_t>(productIndex);
       continue;
     }
@@ -503,6 +520,25 @@ void KernelBuilder::markEpilogue(Value returned) {
         type.getShape().back() == 1 && !info.count("epilogueRowsOf"))
       info["epilogueRowsOf"] = static_cast<int64_t>(productIndex);
   }
+}
+
+/// A returned arith.truncf of a value that one op (not an elementwise one)
+/// computes for it alone: recorded on the rounding (info "roundingOf", the
+/// producer's index in algorithm.ops), so the producer's schedule may tile
+/// the rounded output directly and never store its f32 result
+/// (scheduleKernel).
+void KernelBuilder::markRounding(Value returned) {
+  auto rounding = returned.getDefiningOp<arith::TruncFOp>();
+  if (!rounding || !rounding.getIn().hasOneUse())
+    return;
+  size_t roundingIndex = opIndex(returned),
+         producerIndex = opIndex(rounding.getIn());
+  if (roundingIndex == algorithm.ops.size() ||
+      producerIndex == algorithm.ops.size() ||
+      algorithm.ops[producerIndex].family == Family::Elementwise)
+    return;
+  algorithm.ops[roundingIndex].info["roundingOf"] =
+      static_cast<int64_t>(producerIndex);
 }
 
 LogicalResult KernelBuilder::lowerOp(Operation &op) {

@@ -216,6 +216,7 @@ private:
   size_t opIndex(Value value);
   /// Marks a returned pointwise op as the epilogue of a product.
   void markEpilogue(Value returned);
+  void markRounding(Value returned);
   /// Marks column sums that can share a chunked product's tasks.
   void markSharedColumnSums();
   /// Records the op's result.

@@ -239,7 +239,25 @@ void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
     ctx.rowProducts[op.name] = &rowProduct;
     ctx.fusedProducts.insert(rowProduct.name);
   }
+  // A returned rounding of an op's pure result (no update definition) takes
+  // the result's place in that op's schedule: the result is inlined into it,
+  // so the f32 values are never stored and read back.
   for (OpStages &op : algorithm.ops) {
+    auto of = op.info.find("roundingOf");
+    if (of == op.info.end() || !ctx.isOutput(op.result.func) ||
+        ctx.epilogues.count(op.name))
+      continue;
+    OpStages &producer = algorithm.ops[of->second];
+    if (producer.result.func.has_update_definition() ||
+        ctx.fusedProducts.count(producer.name))
+      continue;
+    producer.result.func.compute_inline();
+    producer.result.func = op.result.func;
+    ctx.fusedRoundings.insert(op.name);
+  }
+  for (OpStages &op : algorithm.ops) {
+    if (ctx.fusedRoundings.count(op.name))
+      continue;
     switch (op.family) {
     case Family::Elementwise:
       scheduleElementwise(op, ctx);

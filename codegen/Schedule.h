@@ -39,6 +39,9 @@ struct ScheduleContext {
   std::map<std::string, OpStages *> columnSums;
   /// Names of the sums it did reduce, which get no schedule of their own.
   std::set<std::string> fusedSums;
+  /// Returned roundings to bf16/f16 that their producer's schedule tiles as
+  /// its own output (Algorithm.cpp, markRounding); no schedule of their own.
+  std::set<std::string> fusedRoundings;
 
   bool isOutput(const Halide::Func &f) const {
     return outputs.count(f.name()) != 0;
