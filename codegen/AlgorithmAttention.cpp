@@ -10,6 +10,8 @@
 #include "codegen/KernelBuilder.h"
 #include "codegen/ShapeThresholds.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 #include <array>
 #include <sstream>
 
@@ -128,11 +130,36 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
                   split % kMaxLanes == 0 && staticKeys &&
                   *staticKeys > split;
 
+  // bf16 Q and K (the arith.extf that attn-widen-to-f32 put before the op)
+  // on an AVX512-BF16 target: the scores reduce features in pairs of the
+  // stored bf16 values, in vdpbf16ps (AlgorithmOptions::bf16DotProducts).
+  auto storedBf16 = [&](Value value) -> const TensorFunc * {
+    auto widened = value.getDefiningOp<arith::ExtFOp>();
+    if (!widened ||
+        !cast<RankedTensorType>(widened.getIn().getType())
+             .getElementType()
+             .isBF16())
+      return nullptr;
+    return &get(widened.getIn());
+  };
+  const TensorFunc *queryBf16 = storedBf16(spec.query);
+  const TensorFunc *keyBf16 = storedBf16(spec.key);
+  auto staticDk = Halide::Internal::as_const_int(dk);
+  bool stepsOverKeys = llvm::all_of(spec.steps, [](const auto &step) {
+    return std::get<1>(step) == NormAxis::keys;
+  });
+  bool bf16Pairs = options.bf16DotProducts && !fewRows && stepsOverKeys &&
+                   spec.featureMap == FeatureMap::identity && queryBf16 &&
+                   keyBf16 && staticDk && *staticDk % 2 == 0;
+
   Func query(name + "_query"), keyT(name + "_keyT"), dot(name + "_dot"),
       scores(name + "_scores");
   define(query, batch.vars({i, d}),
          featureMapExpr(spec.featureMap, batch.operand(q, {i, d})));
-  RDom rd(0, dk, name + "_rd");
+  // In pairs: rd.x is the feature within a pair, rd.y the pair.
+  RDom rd = bf16Pairs ? RDom(0, 2, 0, dk / 2, name + "_rd")
+                      : RDom(0, dk, name + "_rd");
+  Var pair("pair");
   // With few rows, Q's rows meet K's rows in place (a dot product over
   // features per score); else K is copied transposed, keys innermost, so
   // the score products vectorize over keys.
@@ -144,17 +171,27 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   auto keyIndex = [&](Expr key) -> Expr {
     return padKeys ? Halide::min(key, m - 1) : key;
   };
-  if (!fewRows)
+  if (bf16Pairs)
+    define(keyT, batch.vars({d, j, pair}),
+           batch.operand(*keyBf16, {keyIndex(j), 2 * d + pair}));
+  else if (!fewRows)
     define(keyT, batch.vars({d, j}),
            featureMapExpr(spec.featureMap,
                           batch.operand(k, {keyIndex(j), d})));
-  Expr keyAt = fewRows
-                   ? featureMapExpr(spec.featureMap, batch.operand(k, {j, rd}))
-                   : call(keyT, batch.index({rd, j}));
+  Expr queryAt, keyAt;
+  if (bf16Pairs) {
+    // Products of bf16 values, exact in f32: the pattern of vdpbf16ps.
+    queryAt = Halide::cast<float>(
+        batch.operand(*queryBf16, {i, 2 * rd.y + rd.x}));
+    keyAt = Halide::cast<float>(call(keyT, batch.index({rd.y, j, rd.x})));
+  } else {
+    queryAt = call(query, batch.index({i, rd}));
+    keyAt = fewRows
+                ? featureMapExpr(spec.featureMap, batch.operand(k, {j, rd}))
+                : call(keyT, batch.index({rd, j}));
+  }
   define(dot, batch.vars({i, j}), constant(type, 0.0));
-  update(dot, batch.index({i, j}),
-         call(dot, batch.index({i, j})) +
-             call(query, batch.index({i, rd})) * keyAt);
+  update(dot, batch.index({i, j}), call(dot, batch.index({i, j})) + queryAt * keyAt);
   Expr s = call(dot, batch.index({i, j}));
   if (spec.scale != 1.0)
     s = s * constant(type, spec.scale);

@@ -232,6 +232,11 @@ FailureOr<KernelAlgorithm> buildScheduled(func::FuncOp func,
     algorithmOptions.efficientChunk = chunked.chunkMaxima ? chunked.chunk : 0;
   }
   algorithmOptions.integerFloat16Casts = target.has_gpu_feature();
+  algorithmOptions.bf16DotProducts =
+      options.autoscheduler.empty() && !target.has_gpu_feature() &&
+      (target.has_feature(Halide::Target::AVX512_Zen4) ||
+       target.has_feature(Halide::Target::AVX512_Zen5) ||
+       target.has_feature(Halide::Target::AVX512_SapphireRapids));
   FailureOr<KernelAlgorithm> algorithm = buildAlgorithm(
       func, cleanArgNames(func, options.argNames), algorithmOptions);
   if (failed(algorithm))

@@ -69,11 +69,37 @@ void mlir::attn::codegen::scheduleTransposedCopy(Func copy, int vector,
                                     kKeyRowPaddingBytes / bytes);
 }
 
+/// Whether the scores reduce features in pairs of bf16 values (vdpbf16ps;
+/// AlgorithmOptions::bf16DotProducts): the algorithm then gives them a 2-D
+/// domain (feature in pair, pair) and packs K as keyT (pair, key, 2).
+static bool scoresInBf16Pairs(const OpStages &op) {
+  return op.domains.at("dot").dimensions() == 2;
+}
+
+/// keyT (2, key, pair, b...) of the bf16 scores: blocks of keys as in
+/// scheduleTransposedCopy, each key's pair of features next to each other,
+/// so a vector of the copy is the 16 keys x 2 features one vdpbf16ps reads.
+static void schedulePairedKeys(Func copy, int vector) {
+  constexpr int kTransposeBlockVectors = 4;
+  std::vector<Var> args = copy.args(); // in pair, key, pair, b...
+  Var block("keyT_block"), lane("keyT_lane");
+  copy.compute_root()
+      .bound(args[0], 0, 2)
+      .split(args[1], block, lane, vector * kTransposeBlockVectors,
+             TailStrategy::GuardWithIf)
+      .reorder(args[0], lane, args[2], block)
+      .vectorize(args[0])
+      .vectorize(lane, vector)
+      .parallel(args.back());
+}
+
 /// query (scheduleQuery) and keyT (scheduleTransposedCopy) at root; with
 /// `perSplit` the caller moves keyT into the split loop, and its padding
 /// is per split.
 static void scheduleOperands(OpStages &op, int vector, bool perSplit) {
   scheduleQuery(op, vector);
+  if (scoresInBf16Pairs(op))
+    return schedulePairedKeys(op.stages.at("keyT"), vector);
   // keyT per split holds one split's keys (scheduleRowAttention).
   auto keys = op.info.find(perSplit ? "keySplit" : "keys");
   scheduleTransposedCopy(op.stages.at("keyT"), vector,
@@ -329,11 +355,32 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
         .vectorize(ji, width)
         .unroll(sii);
     dot.compute_at(scores, si).vectorize(dArgs[0], width).unroll(dArgs[1]);
+    if (scoresInBf16Pairs(op)) {
+      // The pair of features and 16 keys in one 32-lane product, reduced
+      // by pairs: a VectorReduce that x86 codegen makes vdpbf16ps.
+      Halide::RVar inPair = op.domains.at("dot").x,
+                   pairs = op.domains.at("dot").y;
+      dot.update()
+          .reorder(inPair, dArgs[0], dArgs[1], pairs)
+          .atomic()
+          .vectorize(inPair)
+          .vectorize(dArgs[0], width)
+          .unroll(dArgs[0])
+          .unroll(dArgs[1]);
+    } else {
+      dot.update()
+          .reorder(dArgs[0], dArgs[1], rd)
+          .vectorize(dArgs[0], width)
+          .unroll(dArgs[0])
+          .unroll(dArgs[1]);
+    }
+  } else if (scoresInBf16Pairs(op)) {
+    scores.vectorize(sArgs[0], vector, TailStrategy::GuardWithIf);
+    dot.compute_at(scores, sArgs[1])
+        .vectorize(dArgs[0], vector, TailStrategy::GuardWithIf);
     dot.update()
-        .reorder(dArgs[0], dArgs[1], rd)
-        .vectorize(dArgs[0], width)
-        .unroll(dArgs[0])
-        .unroll(dArgs[1]);
+        .reorder(dArgs[0], op.domains.at("dot").x, op.domains.at("dot").y)
+        .vectorize(dArgs[0], vector, TailStrategy::GuardWithIf);
   } else {
     scores.vectorize(sArgs[0], vector, TailStrategy::GuardWithIf);
     dot.compute_at(scores, sArgs[1])
