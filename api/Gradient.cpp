@@ -4,6 +4,7 @@
 
 #include "api/KernelCheck.h"
 #include "api/ReferenceEvaluator.h"
+#include "dialect/AttnOps.h"
 #include "passes/Passes.h"
 #include "runtime/Npy.h"
 
@@ -142,6 +143,22 @@ LogicalResult mlir::attn::api::checkGradient(
     ArrayRef<rt::Tensor> cotangents, ArrayRef<std::string> argNames,
     double tolerance, const Console &console,
     SmallVectorImpl<rt::Tensor> &gradients, std::string &error) {
+  // The reference rounds bf16/f16 values (docs/precision.md): a difference
+  // quotient of a function rounded to 2^-8 measures the rounding, not the
+  // derivative.
+  bool reducedPrecision = false;
+  func.walk([&](Operation *op) {
+    reducedPrecision |=
+        llvm::any_of(op->getOperandTypes(), isReducedPrecisionTensor) ||
+        llvm::any_of(op->getResultTypes(), isReducedPrecisionTensor);
+  });
+  if (reducedPrecision) {
+    error = "--check-grad: @" + func.getSymName().str() +
+            " has bf16 or f16 values, whose rounding finite differences "
+            "would measure instead of the derivative; check the spec with "
+            "f32 types (its gradient IR is the same, computed in f32)";
+    return failure();
+  }
   std::vector<rt::Tensor> gradInputs(inputs.begin(), inputs.end());
   gradInputs.insert(gradInputs.end(), cotangents.begin(), cotangents.end());
   if (failed(evaluateWithReference(grad, gradInputs, gradients)))

@@ -24,6 +24,28 @@ LogicalResult mlir::attn::api::makeRandomTensor(std::vector<int64_t> shape,
   return success();
 }
 
+double mlir::attn::api::defaultCheckTolerance(func::FuncOp func) {
+  double unit = 0.0; // the largest unit roundoff of a 16-bit value
+  auto note = [&](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      return;
+    if (tensor.getElementType().isBF16())
+      unit = std::max(unit, 0x1p-8);
+    else if (tensor.getElementType().isF16())
+      unit = std::max(unit, 0x1p-11);
+  };
+  for (Type type : func.getResultTypes())
+    note(type);
+  func.walk([&](Operation *op) {
+    for (Type type : op->getResultTypes())
+      note(type);
+  });
+  if (unit == 0.0)
+    return kDefaultCheckTolerance;
+  return 2 * (2 * unit + 0x1p-12);
+}
+
 std::string mlir::attn::api::makeRandomInput(RankedTensorType type,
                                              int64_t dynamicSize, uint64_t seed,
                                              const std::string &name,

@@ -11,6 +11,7 @@
 
 #include "runtime/Tensor.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -23,6 +24,14 @@ namespace mlir::attn::api {
 /// The largest max rel err a kernel may show against the reference
 /// (attn-run --check's default --tolerance).
 constexpr double kDefaultCheckTolerance = 1e-4;
+
+/// The max rel err --check and the tuner accept for a kernel of `func` by
+/// default: kDefaultCheckTolerance, or for a function with values declared
+/// bf16 or f16 (any op result or result type) the bound derived in
+/// docs/precision.md for its narrowest type, 2 (2u + 2^-12): one ulp at
+/// each of at most two rounded values on a path, plus f32 accumulation
+/// over up to 2^12 terms (bf16: 1.61e-2, f16: 2.44e-3).
+double defaultCheckTolerance(func::FuncOp func);
 
 /// A uniform [0, 1) tensor of `shape` generated from `seed`, rounded to f32
 /// so f32 kernels and the reference see the same numbers. Fails (leaving

@@ -38,6 +38,7 @@ struct TuneOptions {
   unsigned maxCandidates = 0;
   unsigned timedRuns = 7; ///< per candidate, after one checked run
   uint64_t seed = 1;      ///< of the random search
+  /// Raised to defaultCheckTolerance for kernels with bf16/f16 values.
   double tolerance = 1e-4;
   std::vector<std::string> argNames;
   /// Progress lines go here (nullptr: silent).
