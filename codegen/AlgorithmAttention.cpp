@@ -204,9 +204,20 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
       {"query", query}, {"dot", dot}, {"scores", scores}};
   if (!fewRows)
     stages["keyT"] = keyT;
+  // A bf16/f16 V (the arith.extf of it) that every query block reads:
+  // converted to f32 once (a root copy), not in the inner loop of P V. A
+  // few rows read V once, so they convert it in place.
+  TensorFunc value = v;
+  if (!fewRows && spec.value.getDefiningOp<arith::ExtFOp>()) {
+    Func valueF32(name + "_valueF32");
+    std::vector<Var> vars = makeVars(v.rank());
+    define(valueF32, vars, v(toExprs(vars)));
+    value.func = valueF32;
+    stages["valueF32"] = valueF32;
+  }
   std::map<std::string, RDom> domains = {{"dot", rd}};
   if (fewRows || keySplit)
-    return lowerKeySplitSoftmax(op, name, batch, spec, q, k, v, stages,
+    return lowerKeySplitSoftmax(op, name, batch, spec, q, k, value, stages,
                                 domains, fewRows ? options.keyPart : split,
                                 fewRows);
   auto visible = [&](Expr row, Expr col) -> Expr {
@@ -327,7 +338,8 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   define(acc, batch.vars({i, e}), constant(type, 0.0));
   update(acc, batch.index({i, e}),
          call(acc, batch.index({i, e})) +
-             call(weights, batch.index({i, rj})) * batch.operand(v, {rj, e}));
+             call(weights, batch.index({i, rj})) *
+                 batch.operand(value, {rj, e}));
   Expr out = call(acc, batch.index({i, e}));
   if (divideLast)
     out = out / lastDen;

@@ -98,6 +98,13 @@ static void schedulePairedKeys(Func copy, int vector) {
 /// is per split.
 static void scheduleOperands(OpStages &op, int vector, bool perSplit) {
   scheduleQuery(op, vector);
+  auto valueF32 = op.stages.find("valueF32");
+  if (valueF32 != op.stages.end()) {
+    std::vector<Var> args = valueF32->second.args(); // e, j, b...
+    valueF32->second.compute_root()
+        .vectorize(args[0], vector, TailStrategy::GuardWithIf)
+        .parallel(args.back());
+  }
   if (scoresInBf16Pairs(op))
     return schedulePairedKeys(op.stages.at("keyT"), vector);
   // keyT per split holds one split's keys (scheduleRowAttention).
