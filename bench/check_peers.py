@@ -15,6 +15,18 @@ and the float64 formula peers.py checks every timed output against
 be at most 1e-4. Exits non-zero naming the peer that disagrees, so a
 benchmark never times a formula other than the spec's.
 
+The bf16 rows (group "bf16") get the same check on a bf16 instance of each
+family (every tensor bf16): the PyTorch peers on bf16 tensors and the
+float64 formula (of the rounded inputs) against attn's reference, which
+rounds its result to bf16. The tolerance adds to 1e-4 what bf16 rounding
+can account for, derived from bf16's unit roundoff 2^-8 (bf16_tolerance;
+peers.bf16_rounding_bound for the peers' own roundings). That bound is a
+worst case, 4.4e-2 for softmax_small (a doubled scale moves its output by
+4.2e-2 on these inputs): the bf16 peers call the formulas the f32 rows
+check at 1e-4, so this check is there for what bf16 changes (the rounded
+inputs, the bf16 tensors, reading the results back). A peer peers.py
+leaves out of a bf16 row (ONNX Runtime; grid_sample) is listed as skipped.
+
 The gradient rows (group "backward") get the same check on the gradient of
 each family: attn-run --grad --reference with a cotangent dO.npy written
 here gives attn's gradients, which every autograd peer and the float64
@@ -37,7 +49,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kernels as k  # noqa: E402
-from peers import (THREADS, agreement_error, float64_formula,  # noqa: E402
+from peers import (BF16_UNIT_ROUNDOFF, THREADS, Skipped,  # noqa: E402
+                   agreement_error, bf16_rounding_bound, float64_formula,
                    implementations, random_cotangent)
 
 TOLERANCE = 1e-4
@@ -61,9 +74,30 @@ SMALL_KERNELS = [
     k.deformable_attention("deformable_small", [(5, 7), (3, 2)], queries=6,
                            heads=2, points=3, depth=4, batch=2),
 ]
-# The gradient of each family of the "backward" rows.
+# The gradient of each family of the "backward" rows, and the bf16 instance
+# of each family of the "bf16" rows (every tensor bf16).
 SMALL_KERNELS += [k.gradient(kernel) for kernel in SMALL_KERNELS
                   if kernel.group == "core"]
+SMALL_KERNELS += [k.bf16_row(kernel) for kernel in SMALL_KERNELS
+                  if kernel.group == "core" and not kernel.grad
+                  and kernel.family in ("softmax", "efficient", "linear",
+                                        "deformable")]
+
+
+def bf16_tolerance(kernel, impl):
+    """The tolerance of `impl` against attn's reference on a bf16 row.
+
+    The reference rounds its result to bf16 once, so it is within
+    u |exact| of the exact result, u = 2^-8. A peer within e max |exact| of
+    the exact result (e = peers.bf16_rounding_bound: its own bf16 roundings;
+    0 for the float64 formula, which rounds nothing) is within
+    (e + u) max |exact| of the reference, and max |reference| >=
+    (1 - u) max |exact|: relative to the reference, (e + u) / (1 - u). The
+    f32 arithmetic of either side stays within TOLERANCE, as on the f32
+    rows."""
+    u = BF16_UNIT_ROUNDOFF
+    own = 0.0 if impl == "formula.f64" else bf16_rounding_bound(kernel)
+    return TOLERANCE + (own + u) / (1 - u)
 
 
 class ReferenceUnavailable(Exception):
@@ -126,6 +160,10 @@ def main():
                    lambda out: out)]
         checks += implementations(kernel, inputs, cotangent)
         for impl, run, to_numpy in checks:
+            if isinstance(run, Skipped):
+                print(f"check_peers: {kernel.name:<28} {impl:<12} skipped: "
+                      f"{run.reason}", file=sys.stderr)
+                continue
             if not callable(run):
                 # A peer that cannot be built is reported by peers.py too.
                 print(f"check_peers: {kernel.name:<28} {impl:<12} cannot run: "
@@ -137,10 +175,14 @@ def main():
                 with torch.inference_mode():
                     output = to_numpy(run())
             error, _ = agreement_error(kernel, inputs, output, reference)
-            verdict = "ok" if error <= TOLERANCE else "DISAGREES"
+            tolerance = (TOLERANCE if kernel.dtype == "f32"
+                         else bf16_tolerance(kernel, impl))
+            verdict = "ok" if error <= tolerance else "DISAGREES"
             print(f"check_peers: {kernel.name:<28} {impl:<12} rel. error "
-                  f"{error:.1e} vs attn reference: {verdict}", file=sys.stderr)
-            if error > TOLERANCE:
+                  f"{error:.1e} vs attn reference: {verdict}"
+                  + (f" (tolerance {tolerance:.1e})"
+                     if tolerance != TOLERANCE else ""), file=sys.stderr)
+            if error > tolerance:
                 failures.append(f"{impl} on {kernel.name}")
     if failures:
         raise SystemExit("check_peers: peers disagree with the attn reference "

@@ -18,12 +18,15 @@ Counting rules (docs/performance.md repeats them):
   attention (K and V broadcast over the query heads of a group) counts per
   query head: every query head does its own n * m * (dk + dv) MACs.
 - Compulsory bytes are every input read once plus the output written once,
-  4 bytes per f32 element, each at its stored shape: a K, V or bias that
+  4 bytes per f32 element (2 per bf16 element, the bf16 rows below), each
+  at its stored shape: a K, V or bias that
   broadcasts over leading dims is read once, not once per use.
   Intermediates (scores, contexts) are not counted: a kernel that spills
   them pays for it in time, not in the bound.
 - The roofline time of a kernel is max(FLOPs / FMA peak, bytes / bandwidth),
-  both measured by bench/roofline in the same run. The bandwidth is the
+  both measured by bench/roofline in the same run (the bf16 softmax rows
+  put the bf16 dot-product peak in place of the FMA peak, below). The
+  bandwidth is the
   stream bandwidth (the larger of STREAM copy and triad), except for the
   rows of issue 27 (the "shapes" group) that are read-dominated, whose
   compulsory bytes are at least READ_DOMINATED times their output's (LLM
@@ -74,10 +77,37 @@ counts follow the same rules, applied to that function:
   compiles (attn-opt); Kernel.score_bytes is the estimate it falls back
   on (the spec's score matrices, over all problems).
 
+bf16 rows (group "bf16", issue 22, item 5): a row made by bf16_row() is a
+core row, its `f32_twin`, with every tensor bf16 (name <twin>_bf16; the
+spec is the twin's with xf32> -> xbf16>). bf16 is a storage type in attn,
+the arithmetic is f32 (docs/precision.md), so the counts follow the rules
+above with:
+
+- FLOPs: the twin's (the same products).
+- Compulsory bytes: the twin's elements, 2 bytes each (element_bytes).
+- Compute ceiling (compute_ceiling): for the softmax rows, the probe's bf16
+  dot-product peak (`bf16_dot_peak_gflops`: vdpbf16ps, 32 multiply-adds per
+  instruction; about twice the FMA peak on Zen 4), the ceiling issue 22
+  holds softmax attention to. attn today runs only the scores Q K^T on
+  vdpbf16ps (bf16 Q and K); P V runs on f32 FMAs, so the FMA peak bounds
+  that half: at dk = dv attn can reach at most 2 / (1 + r) of the bf16 dot
+  peak, r = bf16 dot peak / FMA peak (2/3 at r = 2). The table shows the
+  fraction of the bf16 dot peak all the same, as the issue asks. The other
+  bf16 rows keep the FMA peak: attn runs efficient and linear attention's
+  products on FMAs (and they are memory-bound at n = 65536 either way), and
+  deformable attention's bilinear samples are no dot products. Where the
+  probe measured no bf16 dot peak (no AVX512-BF16; attn has no vdpbf16ps
+  there either), every row uses the FMA peak.
+- The bandwidth: the stream bandwidth, as for the twin.
+
+A bf16 row's speed-up over attn's own f32 kernel needs the twin timed in
+the same run, so selecting a bf16 row selects its twin too.
+
 Selecting rows: `select("a,b")` takes kernel names and group names
 (GROUPS: "core" is the rows of issues 4 and 5, "shapes" those of issue 27,
-"backward" the gradient rows of issue 21); bench/run.sh passes
-BENCH_KERNELS to it through attn_bench.py and peers.py.
+"backward" the gradient rows of issue 21, "bf16" the bf16 rows of issue
+22); bench/run.sh passes BENCH_KERNELS to it through attn_bench.py and
+peers.py.
 """
 
 import math
@@ -85,6 +115,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 F32_BYTES = 4
+# Bytes per element of each element type a row's tensors can have.
+ELEMENT_BYTES = {"f32": F32_BYTES, "bf16": 2}
 BENCH_DIR = Path(__file__).resolve().parent
 SPEC_DIR = BENCH_DIR / "specs"
 # A kernel is read-dominated when its compulsory bytes are at least this many
@@ -104,12 +136,17 @@ class Kernel:
     flops: int
     compulsory_bytes: int
     params: dict = field(default_factory=dict)
-    group: str = "core"  # core (issues 4, 5) | shapes (27) | backward (21)
+    group: str = "core"  # core (4, 5) | shapes (27) | backward (21) | bf16 (22)
     # A gradient row (gradient()): attn-run --grad times @<func>_grad of the
     # spec of the row named `forward`; shapes and output stay the forward's
     # (the cotangent has the output's shape, each gradient its argument's).
     grad: bool = False
     forward: str = ""
+    # The element type of every tensor of the spec (ELEMENT_BYTES). A bf16
+    # row (bf16_row()) names the row computing the same in f32, whose attn
+    # time its speed-up is measured against.
+    dtype: str = "f32"
+    f32_twin: str = ""
 
     @property
     def spec(self) -> Path:
@@ -139,6 +176,20 @@ class Kernel:
         return 0
 
     @property
+    def element_bytes(self) -> int:
+        """Bytes per element of the spec's tensors."""
+        return ELEMENT_BYTES[self.dtype]
+
+    @property
+    def compute_ceiling(self) -> str:
+        """'bf16_dot' if the compute term of the roofline uses the bf16
+        dot-product peak (the bf16 softmax rows; the module docstring says
+        why), else 'fma'."""
+        if self.dtype == "bf16" and self.family == "softmax":
+            return "bf16_dot"
+        return "fma"
+
+    @property
     def intensity(self) -> float:
         """FLOPs per compulsory byte."""
         return self.flops / self.compulsory_bytes
@@ -147,8 +198,8 @@ class Kernel:
     def output_bytes(self) -> int:
         """Bytes written: the output, or a gradient row's gradients."""
         if self.grad:
-            return F32_BYTES * _elements(*self.shapes.values())
-        return F32_BYTES * _elements(self.output)
+            return self.element_bytes * _elements(*self.shapes.values())
+        return self.element_bytes * _elements(self.output)
 
     @property
     def memory_ceiling(self) -> str:
@@ -385,6 +436,19 @@ def gradient(kernel):
         compulsory_bytes=F32_BYTES * (2 * arguments + _elements(kernel.output)))
 
 
+def bf16_row(kernel):
+    """The bf16 row of a forward row: the same computation with every
+    tensor bf16, in group "bf16", named <row>_bf16, its f32 twin `kernel`.
+    FLOPs are the twin's, compulsory bytes the same elements at 2 bytes (the
+    module docstring has the rules, and the compute ceiling)."""
+    name = f"{kernel.name}_bf16"
+    return replace(
+        kernel, name=name, func=name, group="bf16", dtype="bf16",
+        f32_twin=kernel.name,
+        compulsory_bytes=ELEMENT_BYTES["bf16"] * _elements(
+            *kernel.shapes.values(), kernel.output))
+
+
 # Deformable DETR's 4 feature levels for an 800 x 1200 input (strides 8-64).
 DETR_LEVELS = [(100, 150), (50, 75), (25, 38), (13, 19)]
 
@@ -448,7 +512,14 @@ BACKWARD_KERNELS = [
     for name in ("softmax_h8_n1024", "softmax_h8_n4096", "efficient_n65536",
                  "linear_n65536", "external_n4096", "deformable_encoder")]
 
-KERNELS = CORE_KERNELS + SHAPE_KERNELS + BACKWARD_KERNELS
+# The bf16 rows of issue 22, item 5 (group "bf16"): these core rows with
+# every tensor bf16, against PyTorch on bf16 tensors and attn's f32 twin.
+BF16_KERNELS = [
+    bf16_row(_CORE_BY_NAME[name])
+    for name in ("softmax_h8_n1024", "softmax_h8_n4096", "efficient_n65536",
+                 "linear_n65536", "deformable_encoder")]
+
+KERNELS = CORE_KERNELS + SHAPE_KERNELS + BACKWARD_KERNELS + BF16_KERNELS
 KERNELS_BY_NAME = {kernel.name: kernel for kernel in KERNELS}
 GROUPS = {}
 for _kernel in KERNELS:
@@ -457,12 +528,17 @@ assert len(KERNELS_BY_NAME) == len(KERNELS), "duplicate kernel names"
 assert not set(GROUPS) & set(KERNELS_BY_NAME), "a group named like a kernel"
 assert all(KERNELS_BY_NAME.get(kernel.forward) for kernel in KERNELS
            if kernel.grad), "a gradient row without its forward row"
+assert all(KERNELS_BY_NAME.get(kernel.f32_twin, kernel).dtype == "f32"
+           for kernel in KERNELS if kernel.dtype != "f32"), \
+    "a reduced-precision row without its f32 twin"
 
 
 def select(names):
     """The kernels a comma-separated list of kernel and group names selects
     (BENCH_KERNELS), in the list's order, each once; all of them for an empty
-    list. Raises ValueError naming what is unknown."""
+    list. A bf16 row brings its f32 twin (just before it, unless selected
+    earlier): its speed-up over attn's f32 kernel is measured in the same
+    run. Raises ValueError naming what is unknown."""
     selected = []
     unknown = []
     for name in (part.strip() for part in names.split(",")):
@@ -480,7 +556,12 @@ def select(names):
                          + ", ".join(KERNELS_BY_NAME))
     if not selected:
         return list(KERNELS)
-    return list({kernel.name: kernel for kernel in selected}.values())
+    with_twins = []
+    for kernel in selected:
+        if kernel.f32_twin:
+            with_twins.append(KERNELS_BY_NAME[kernel.f32_twin])
+        with_twins.append(kernel)
+    return list({kernel.name: kernel for kernel in with_twins}.values())
 
 
 def memory_bandwidth(kernel, stream_gbs, read_gbs=None):
@@ -492,32 +573,49 @@ def memory_bandwidth(kernel, stream_gbs, read_gbs=None):
     return stream_gbs
 
 
-def roofline_seconds(kernel, fma_peak_gflops, stream_gbs, read_gbs=None):
-    """max(FLOPs / FMA peak, compulsory bytes / bandwidth), the bandwidth
-    per memory_bandwidth()."""
+def compute_peak(kernel, fma_peak_gflops, bf16_dot_gflops=None):
+    """(GFLOP/s, 'fma' or 'bf16_dot') of the kernel's compute term: the bf16
+    dot-product peak for a kernel whose compute_ceiling is 'bf16_dot' (when
+    the probe measured one), else the FMA peak."""
+    if kernel.compute_ceiling == "bf16_dot" and bf16_dot_gflops:
+        return bf16_dot_gflops, "bf16_dot"
+    return fma_peak_gflops, "fma"
+
+
+def roofline_seconds(kernel, fma_peak_gflops, stream_gbs, read_gbs=None,
+                     bf16_dot_gflops=None):
+    """max(FLOPs / compute peak, compulsory bytes / bandwidth), the peak per
+    compute_peak(), the bandwidth per memory_bandwidth()."""
+    peak, _ = compute_peak(kernel, fma_peak_gflops, bf16_dot_gflops)
     bandwidth = memory_bandwidth(kernel, stream_gbs, read_gbs)
-    return max(kernel.flops / (fma_peak_gflops * 1e9),
+    return max(kernel.flops / (peak * 1e9),
                kernel.compulsory_bytes / (bandwidth * 1e9))
 
 
-def bound(kernel, fma_peak_gflops, stream_gbs, read_gbs=None):
+def bound(kernel, fma_peak_gflops, stream_gbs, read_gbs=None,
+          bf16_dot_gflops=None):
     """'compute' or 'memory': which ceiling sets the roofline time."""
-    compute = kernel.flops / (fma_peak_gflops * 1e9)
+    peak, _ = compute_peak(kernel, fma_peak_gflops, bf16_dot_gflops)
+    compute = kernel.flops / (peak * 1e9)
     memory = kernel.compulsory_bytes / (
         memory_bandwidth(kernel, stream_gbs, read_gbs) * 1e9)
     return "compute" if compute >= memory else "memory"
 
 
-def ceiling(kernel, fma_peak_gflops, stream_gbs, read_gbs=None):
+def ceiling(kernel, fma_peak_gflops, stream_gbs, read_gbs=None,
+            bf16_dot_gflops=None):
     """The ceiling the kernel is measured against: 'compute' (FMA peak),
-    'read' (read bandwidth) or 'stream' (stream bandwidth)."""
-    if bound(kernel, fma_peak_gflops, stream_gbs, read_gbs) == "compute":
-        return "compute"
+    'bf16_dot' (bf16 dot-product peak), 'read' (read bandwidth) or 'stream'
+    (stream bandwidth)."""
+    if bound(kernel, fma_peak_gflops, stream_gbs, read_gbs,
+             bf16_dot_gflops) == "compute":
+        _, peak = compute_peak(kernel, fma_peak_gflops, bf16_dot_gflops)
+        return "compute" if peak == "fma" else peak
     return "read" if kernel.memory_ceiling == "read" and read_gbs else "stream"
 
 
-def _tensor(shape):
-    return "tensor<" + "x".join(str(dim) for dim in shape) + "xf32>"
+def _tensor(shape, dtype="f32"):
+    return "tensor<" + "x".join(str(dim) for dim in shape) + f"x{dtype}>"
 
 
 def _softmax_header(kernel):
@@ -546,13 +644,16 @@ def render_spec(kernel):
     """The attn spec of a kernel: bench/specs/<name>.mlir holds exactly this
     text (`python3 bench/kernels.py --write-specs` rewrites the files,
     `--check-specs` fails if they differ), so shapes live only here. A
-    gradient row has no spec of its own: this is its forward's text."""
+    gradient row has no spec of its own: this is its forward's text. A bf16
+    row's is its f32 twin's with every tensor bf16 (and its own name)."""
     p = kernel.params
     name = kernel.forward or kernel.name
-    args = ", ".join(f"%{name}: {_tensor(shape)}"
+    dtype = kernel.dtype
+    args = ", ".join(f"%{name}: {_tensor(shape, dtype)}"
                      for name, shape in kernel.shapes.items())
-    arg_types = ", ".join(_tensor(shape) for shape in kernel.shapes.values())
-    result = _tensor(kernel.output)
+    arg_types = ", ".join(_tensor(shape, dtype)
+                          for shape in kernel.shapes.values())
+    result = _tensor(kernel.output, dtype)
     operands = ", ".join(f"%{name}" for name in kernel.shapes)
     if kernel.family == "softmax":
         header = _softmax_header(kernel)
@@ -588,6 +689,9 @@ def render_spec(kernel):
         op = f"attn.deformable {operands} levels [{levels}]"
     else:
         raise ValueError(f"unknown kernel family {kernel.family}")
+    if dtype != "f32":
+        header += (f"\n// Every tensor {dtype} (storage; the arithmetic is "
+                   "f32, docs/precision.md).")
     return (f"// Benchmark kernel {name} (bench/kernels.py renders this "
             f"file).\n// {header}\n"
             f"func.func @{kernel.func}({args}) -> {result} {{\n"
@@ -625,11 +729,12 @@ if __name__ == "__main__":
     # A quick look at the table of work: python3 bench/kernels.py
     width = max(len(kernel.name) for kernel in KERNELS)
     print(f"{'kernel':<{width}} {'group':<8} {'GFLOP':>9} {'MB':>9} "
-          f"{'FLOP/B':>7} {'memory':<6}  spec")
+          f"{'FLOP/B':>7} {'memory':<6} {'compute':<8}  spec")
     for kernel in KERNELS:
         print(f"{kernel.name:<{width}} {kernel.group:<8} "
               f"{kernel.flops / 1e9:9.3f} "
               f"{kernel.compulsory_bytes / 1e6:9.2f} {kernel.intensity:7.1f} "
-              f"{kernel.memory_ceiling:<6}  "
+              f"{kernel.memory_ceiling:<6} {kernel.compute_ceiling:<8}  "
               f"{kernel.spec.relative_to(BENCH_DIR.parent)}"
-              + (" --grad" if kernel.grad else ""))
+              + (" --grad" if kernel.grad else "")
+              + (f" (f32 twin {kernel.f32_twin})" if kernel.f32_twin else ""))

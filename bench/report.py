@@ -20,10 +20,16 @@ roofline reached (roofline time / median), the fraction of the FMA peak
 speed-up, its fraction of the roofline and its targets. Then the same for
 the gradient rows of issue 21 (the "backward" group), with attn's forward
 row of the same spec where the run has it, and its fraction of the FMA
-peak. Then the targets of issues 4, 5, 21 and 27, each met or missed, for
-the rows in the run. A row attn_bench.py skipped (a gradient whose largest
-tensor exceeds BENCH_MAX_SCORE_BYTES) is shown as skipped, with why, and
-its targets as not measured.
+peak. Then the same for the bf16 rows of issue 22 (the "bf16" group):
+attn's time, its f32 twin's time in the same run and the speed-up over it,
+the PyTorch bf16 peers' times and attn's speed-ups, its fraction of the
+roofline and, for softmax attention, of the bf16 dot-product peak (the
+probe's `bf16_dot_peak_gflops`; the bf16 softmax rows' compute ceiling,
+bench/kernels.py). Then the targets of issues 4, 5, 21, 22 and 27, each met
+or missed, for the rows in the run. A row attn_bench.py skipped (a gradient
+whose largest tensor exceeds BENCH_MAX_SCORE_BYTES) is shown as skipped,
+with why, and its targets as not measured; so is a peer peers.py leaves out
+of a row (ONNX Runtime and grid_sample on the bf16 rows).
 """
 
 import argparse
@@ -90,13 +96,32 @@ TARGETS += [
     ("deformable_encoder_grad", "vs:torch.grid_sample", 5.0,
      "deformable backward >= 5x PyTorch grid_sample autograd"),
 ]
+# The targets of issue 22, item 5 (bf16 rows; the peers: PyTorch on bf16
+# tensors, and attn's own f32 kernel of the same spec in the same run).
+BF16_SOFTMAX_ROWS = ["softmax_h8_n1024_bf16", "softmax_h8_n4096_bf16"]
+TARGETS += [
+    *[(row, f"vs_row:{KERNELS_BY_NAME[row].f32_twin}", 1.5,
+       "bf16 softmax attention >= 1.5x attn's f32 kernel")
+      for row in BF16_SOFTMAX_ROWS],
+    *[(row, "vs:torch.sdpa", 1.3,
+       "bf16 softmax attention >= 1.3x PyTorch bf16 SDPA")
+      for row in BF16_SOFTMAX_ROWS],
+    *[(row, "bf16_dot", 0.60,
+       "bf16 softmax attention >= 60% of the bf16 dot-product peak")
+      for row in BF16_SOFTMAX_ROWS],
+    *[(row, f"vs_row:{KERNELS_BY_NAME[row].f32_twin}", 1.3,
+       f"bf16 {family} attention at n = 65536 >= 1.3x attn's f32 kernel")
+      for row, family in (("efficient_n65536_bf16", "efficient"),
+                          ("linear_n65536_bf16", "linear"))],
+]
 assert all(kernel in KERNELS_BY_NAME for kernel, *_ in TARGETS), \
     "a target names a kernel bench/kernels.py does not have"
 # Per group, the peers of its one-line-per-row summary: each one's time and
 # attn's speed-up over it (n/a where the peer cannot state the row).
 SUMMARY_PEERS = {"shapes": ("torch.sdpa", "ort.mha"),
                  "backward": ("torch.sdpa", "torch.plain",
-                              "torch.grid_sample")}
+                              "torch.grid_sample"),
+                 "bf16": ("torch.sdpa", "torch.plain", "torch.grid_sample")}
 # Per group: what the summary is, and what its n/a means.
 SUMMARY_TITLES = {
     "shapes": ("issue 27: softmax attention at the shapes users run",
@@ -105,7 +130,20 @@ SUMMARY_TITLES = {
                  "pass alone of torch.autograd; attn fwd: attn's forward row "
                  "of the same spec in this run",
                  "not a peer of the row's family"),
+    "bf16": ("issue 22: every tensor bf16, against PyTorch on bf16 tensors; "
+             "attn f32: attn's f32 twin of the row in this run",
+             "not a peer of the row's family; skipped: the table above says "
+             "why"),
 }
+# Per group: the column of attn's related row in the same run (its header,
+# and the Kernel field naming the row), and whether to show attn's speed-up
+# over it (a bf16 row against its f32 twin; a gradient is not a speed-up
+# over its forward).
+SUMMARY_PARTNER = {"backward": ("attn fwd ms", "forward", False),
+                   "bf16": ("attn f32 ms", "f32_twin", True)}
+# Per group: the peak column (header, record field), where there is one.
+SUMMARY_PEAK = {"backward": ("attn of FMA peak", "fraction_of_fma_peak"),
+                "bf16": ("attn of bf16 dot peak", "fraction_of_bf16_dot_peak")}
 
 
 def load(path):
@@ -145,7 +183,9 @@ class Ceilings:
     """The machine's ceilings from the probe's runs, the larger of each: the
     ceiling is what the machine can do, so the higher measurement binds.
     stream_kind names the STREAM kernel (copy or triad) that measured the
-    stream bandwidth; read is None for a probe without the read measurement."""
+    stream bandwidth; read is None for a probe without the read measurement,
+    bf16_dot for one without the bf16 dot-product peak (no AVX512-BF16, or a
+    probe older than it)."""
 
     def __init__(self, rooflines):
         self.peak = max(r["fma_peak_gflops"] for r in rooflines)
@@ -156,10 +196,17 @@ class Ceilings:
         reads = [r["read_bandwidth_gbs"] for r in rooflines
                  if "read_bandwidth_gbs" in r]
         self.read = max(reads) if reads else None
+        dots = [r["bf16_dot_peak_gflops"] for r in rooflines
+                if r.get("bf16_dot_peak_gflops")]
+        self.bf16_dot = max(dots) if dots else None
 
     def label(self, kernel):
-        """compute, copy, triad or read: what the kernel is measured against."""
-        name = ceiling(kernel, self.peak, self.bandwidth, self.read)
+        """compute, bf16 dot, copy, triad or read: what the kernel is
+        measured against."""
+        name = ceiling(kernel, self.peak, self.bandwidth, self.read,
+                       self.bf16_dot)
+        if name == "bf16_dot":
+            return "bf16 dot"
         return self.stream_kind if name == "stream" else name
 
 
@@ -170,18 +217,23 @@ def annotate(record, ceilings):
         return record
     seconds = record["median_ms"] * 1e-3
     peak = ceilings.peak
-    roofline = roofline_seconds(kernel, peak, ceilings.bandwidth, ceilings.read)
+    roofline = roofline_seconds(kernel, peak, ceilings.bandwidth,
+                                ceilings.read, ceilings.bf16_dot)
     record.update(
         gflops=kernel.flops / seconds * 1e-9,
         gbs=kernel.compulsory_bytes / seconds * 1e-9,
         roofline_ms=roofline * 1e3,
-        bound=bound(kernel, peak, ceilings.bandwidth, ceilings.read),
+        bound=bound(kernel, peak, ceilings.bandwidth, ceilings.read,
+                    ceilings.bf16_dot),
         ceiling=ceilings.label(kernel),
         fraction_of_roofline=roofline / seconds,
         fraction_of_fma_peak=kernel.flops / seconds * 1e-9 / peak)
     if ceilings.read:
         record["fraction_of_read_bandwidth"] = (
             kernel.compulsory_bytes / seconds * 1e-9 / ceilings.read)
+    if kernel.compute_ceiling == "bf16_dot" and ceilings.bf16_dot:
+        record["fraction_of_bf16_dot_peak"] = (
+            kernel.flops / seconds * 1e-9 / ceilings.bf16_dot)
     return record
 
 
@@ -235,6 +287,13 @@ def evaluate_targets(rows, attn_available, attn_reason):
             else:
                 verdict.update(status="not measured", value=None,
                                note="the probe measured no read bandwidth")
+        elif measure == "bf16_dot":
+            if "fraction_of_bf16_dot_peak" in attn:
+                verdict.update(value=attn["fraction_of_bf16_dot_peak"])
+            else:
+                verdict.update(status="not measured", value=None,
+                               note="the probe measured no bf16 dot "
+                               "peak (no AVX512-BF16)")
         elif measure.startswith("vs_row:"):
             other = measure.split(":", 1)[1]
             other_ms = _attn_ms(rows, other)
@@ -250,7 +309,8 @@ def evaluate_targets(rows, attn_available, attn_reason):
                 verdict.update(value=peer["attn_speedup"])
             else:
                 verdict.update(status="not measured", value=None,
-                               note="peer did not run")
+                               note=f"peer skipped: {peer['skipped']}"
+                               if "skipped" in peer else "peer did not run")
         if verdict.get("value") is not None:
             verdict["status"] = "met" if verdict["value"] >= threshold else "missed"
         verdicts.append(verdict)
@@ -273,7 +333,7 @@ def _target_label(measure, threshold):
     if measure.startswith("vs_row:"):
         return f">= {threshold:.2f}x attn {measure[7:]}"
     what = {"peak": "FMA peak", "roofline": "roofline",
-            "read": "read bw"}[measure]
+            "read": "read bw", "bf16_dot": "bf16 dot peak"}[measure]
     return f">= {100 * threshold:.0f}% {what}"
 
 
@@ -287,49 +347,63 @@ def _shown(verdict):
 
 
 def group_summary(group, rows, verdicts):
-    """One line per row of `group` in the run: attn's time, each summary
-    peer's time and attn's speed-up over it, attn's fraction of its
-    roofline (and which ceiling), and its targets met or missed."""
+    """One line per row of `group` in the run: attn's time, its related
+    row's time (SUMMARY_PARTNER) and the speed-up over it where the group
+    shows one, each summary peer's time and attn's speed-up over it, attn's
+    fraction of its roofline (and which ceiling) and of the group's peak
+    (SUMMARY_PEAK), and its targets met or missed."""
     peers = SUMMARY_PEERS[group]
     names = [k.name for k in GROUPS[group] if k.name in rows]
     if not names:
         return []
-    grad = group == "backward"
-    out = ["| kernel | attn ms | " + ("attn fwd ms | " if grad else "")
-           + " | ".join(f"{peer} ms" for peer in peers) + " | "
-           + " | ".join(f"attn vs {peer}" for peer in peers)
-           + " | attn of roofline (ceiling) | "
-           + ("attn of FMA peak | " if grad else "") + "targets |",
-           "|---|" + "---:|" * (1 + grad + 2 * len(peers) + 1 + grad)
-           + "---|"]
+    partner_header, partner_field, partner_speedup = SUMMARY_PARTNER.get(
+        group, (None, None, False))
+    peak_header, peak_field = SUMMARY_PEAK.get(group, (None, None))
+    speedups = ([f"attn vs {partner_header[:-3]}"] if partner_speedup else []) \
+        + [f"attn vs {peer}" for peer in peers]
+    headers = (["kernel", "attn ms"]
+               + ([partner_header] if partner_header else [])
+               + [f"{peer} ms" for peer in peers] + speedups
+               + ["attn of roofline (ceiling)"]
+               + ([peak_header] if peak_header else []) + ["targets"])
+    out = ["| " + " | ".join(headers) + " |",
+           "|---|" + "---:|" * (len(headers) - 2) + "---|"]
     for name in names:
         records = {r["impl"]: r for r in rows[name]}
         attn = records.get("attn", {})
         cells = [name, "skipped" if "skipped" in attn
                  else "failed" if "error" in attn
                  else _fmt(attn.get("median_ms"), ".3f")]
-        if grad:
-            cells.append(_fmt(_attn_ms(rows, KERNELS_BY_NAME[name].forward),
-                              ".3f"))
+        partner_ms = None
+        if partner_header:
+            partner_ms = _attn_ms(
+                rows, getattr(KERNELS_BY_NAME[name], partner_field))
+            cells.append(_fmt(partner_ms, ".3f"))
         for peer in peers:
             record = records.get(peer)
             if record is None:
                 cells.append("n/a")
+            elif "skipped" in record:
+                cells.append("skipped")
             elif "median_ms" not in record:
                 cells.append("failed")
             else:
                 cells.append(f"{record['median_ms']:.3f}"
                              + ("" if record.get("agrees", True)
                                 else " (wrong result!)"))
+        if partner_speedup:
+            cells.append(_fmt(partner_ms / attn["median_ms"]
+                              if partner_ms and "median_ms" in attn else None,
+                              ".2f", "x"))
         for peer in peers:
             cells.append(_fmt(records.get(peer, {}).get("attn_speedup"),
                               ".2f", "x"))
         cells.append(f"{100 * attn['fraction_of_roofline']:.1f}% "
                      f"({attn['ceiling']})" if "fraction_of_roofline" in attn
                      else "—")
-        if grad:
-            cells.append(_fmt(100 * attn["fraction_of_fma_peak"], ".1f", "%")
-                         if "fraction_of_fma_peak" in attn else "—")
+        if peak_header:
+            cells.append(_fmt(100 * attn[peak_field], ".1f", "%")
+                         if peak_field in attn else "—")
         cells.append("; ".join(
             f"{_target_label(v['measure'], v['threshold'])}: {_shown(v)} "
             f"{v['status']}" for v in verdicts if v["kernel"] == name) or "—")
@@ -376,6 +450,11 @@ def markdown(rows, verdicts, rooflines, ceilings, attn, meta):
         out.append("| read only (GB/s) | "
                    + " | ".join(_fmt(v, ".1f") for v in values)
                    + f" | {ceilings.read:.1f} |")
+    if ceilings.bf16_dot is not None:
+        values = [r.get("bf16_dot_peak_gflops") for r in rooflines]
+        out.append("| bf16 dot product, vdpbf16ps (GFLOP/s) | "
+                   + " | ".join(_fmt(v, ".1f") for v in values)
+                   + f" | {ceilings.bf16_dot:.1f} |")
     balance = peak / bandwidth
     out.append("")
     out.append(f"Machine balance: {balance:.1f} FLOP/byte (kernels below it "
@@ -479,14 +558,17 @@ def main():
         "roofline": {"runs": rooflines, "fma_peak_gflops": ceilings.peak,
                      "stream_bandwidth_gbs": ceilings.bandwidth,
                      "stream_kind": ceilings.stream_kind,
-                     "read_bandwidth_gbs": ceilings.read},
+                     "read_bandwidth_gbs": ceilings.read,
+                     "bf16_dot_peak_gflops": ceilings.bf16_dot},
         "kernels": [{"name": k.name, "family": k.family, "group": k.group,
                      "spec": str(k.spec.relative_to(k.spec.parents[2])),
                      "params": k.params, "grad": k.grad,
-                     "forward": k.forward or None, "flops": k.flops,
+                     "forward": k.forward or None, "dtype": k.dtype,
+                     "f32_twin": k.f32_twin or None, "flops": k.flops,
                      "compulsory_bytes": k.compulsory_bytes,
                      "flop_per_byte": k.intensity,
-                     "memory_ceiling": k.memory_ceiling}
+                     "memory_ceiling": k.memory_ceiling,
+                     "compute_ceiling": k.compute_ceiling}
                     for k in KERNELS if k.name in rows],
         "attn": {key: value for key, value in attn.items() if key != "results"},
         "peers": {key: value for key, value in peers.items()

@@ -5,8 +5,8 @@
 #     checks bench/specs against bench/kernels.py and every peer against the
 #     attn reference runtime on small shapes (bench/check_peers.py);
 #  2. builds the roofline probe with the system g++ and measures the FMA peak,
-#     stream and read-only bandwidth (again at the end of the run: the larger
-#     binds);
+#     the bf16 dot-product peak (vdpbf16ps, AVX512-BF16 CPUs only), stream and
+#     read-only bandwidth (again at the end of the run: the larger binds);
 #  3. times every kernel of bench/kernels.py with attn-run --bench, then with
 #     PyTorch and ONNX Runtime, all with 2 threads;
 #  4. writes bench/results/<stamp>.json (+ .md) and prints the table.
@@ -16,14 +16,19 @@
 # implementation, default 3), BENCH_KERNELS (the rows to time, default all):
 # a comma-separated list of kernel names and group names, a group name
 # standing for every row of the group, `core` (the rows of issues 4 and 5),
-# `shapes` (softmax attention at the shapes users run, issue 27) or
-# `backward` (gradients: attn-run --grad against torch.autograd, issue 21);
+# `shapes` (softmax attention at the shapes users run, issue 27),
+# `backward` (gradients: attn-run --grad against torch.autograd, issue 21) or
+# `bf16` (issue 22: softmax attention at n = 1024 and 4096, efficient and
+# linear attention at n = 65536 and the deformable encoder with every tensor
+# bf16, against PyTorch on bf16 tensors and attn's f32 twin of each row; a
+# bf16 row brings its f32 twin into the run);
 # `python3 bench/kernels.py` lists the rows and their groups. E.g.
 #   BENCH_KERNELS=shapes                    every row of issue 27
 #   BENCH_KERNELS=shapes,softmax_h8_n4096   plus the row causal_h8_n4096's
 #                                           target compares with
 #   BENCH_KERNELS=softmax_h8_n1024,decode_h8_m32768
 #   BENCH_KERNELS=backward,softmax_h8_n1024 a gradient row and its forward
+#   BENCH_KERNELS=bf16                      the bf16 rows and their f32 twins
 # BENCH_MAX_SCORE_BYTES (default 2e9): attn's gradient rows whose largest
 # tensor (a primitive-form gradient, e.g. of masked softmax, can materialize
 # n x m scores; the fused softmax backward does not) exceeds this many bytes

@@ -1,4 +1,4 @@
-//===- roofline.cpp - Measured FMA peak and stream bandwidth --------------===//
+//===- roofline.cpp - Measured FMA and bf16 dot peaks, stream bandwidth ---===//
 //
 //   roofline [--threads N] [--repeats R] [--array-mib M]
 //
@@ -10,6 +10,12 @@
 //    A chain is latency-bound (4 cycles on recent x86) and a core issues two
 //    FMAs per cycle, so at least 8 chains are needed; we use more than that.
 //    One FMA counts as 2 FLOPs per lane.
+//  - bf16 dot-product peak (AVX512-BF16 only): the same with vdpbf16ps,
+//    acc += a[2i] * b[2i] + a[2i+1] * b[2i+1] in each of 16 f32 lanes, the
+//    instruction attn uses for the scores Q K^T of softmax attention on bf16
+//    Q and K. One vdpbf16ps is 32 multiply-adds, 64 FLOPs. null in the JSON
+//    when the compiler does not target AVX512-BF16 (-march=native on a CPU
+//    without it): such a CPU has no faster bf16 product than the FMA.
 //  - stream bandwidth: STREAM's copy (c = a) and triad (a = b + s * c) over
 //    arrays at least 4x the last-level cache, counting the bytes read and
 //    written as STREAM does (copy: 2 x 8 bytes per element, triad: 3 x 8).
@@ -127,14 +133,45 @@ float avx2Chains(long iterations) {
 }
 #endif
 
-struct FmaResult {
+#if defined(__AVX512BF16__)
+// As many chains as the AVX-512 FMA peak uses: vdpbf16ps has a longer
+// latency than the FMA (6 cycles on Zen 4), and 24 chains still cover two
+// issues per cycle.
+constexpr int kBf16DotChains = 24;
+// One vdpbf16ps: 16 f32 lanes, each 2 bf16 products summed into it.
+constexpr int kBf16DotFlops = 16 * 2 * 2;
+/// `kBf16DotChains` independent vdpbf16ps chains for `iterations` steps.
+/// Every bf16 of both operands is 1e-3 (bf16 0.0010004), so each step adds
+/// 2e-6 to every lane: the chains stay finite and far from denormals.
+float bf16DotChains(long iterations) {
+  __m512 acc[kBf16DotChains];
+  for (int c = 0; c < kBf16DotChains; ++c)
+    acc[c] = _mm512_set1_ps(1.0f + 0.01f * c);
+  const __m512bh a =
+      _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(1e-3f));
+  const __m512bh b = a;
+  for (long i = 0; i < iterations; ++i) {
+#pragma GCC unroll 32
+    for (int c = 0; c < kBf16DotChains; ++c)
+      acc[c] = _mm512_dpbf16_ps(acc[c], a, b);
+  }
+  __m512 sum = acc[0];
+  for (int c = 1; c < kBf16DotChains; ++c)
+    sum = _mm512_add_ps(sum, acc[c]);
+  return _mm512_cvtss_f32(sum);
+}
+#endif
+
+struct PeakResult {
   const char *isa;
   double medianGflops, minGflops, maxGflops;
 };
 
-/// GFLOP/s of `chains` x `lanes` FMAs per iteration on every thread.
-FmaResult measureFma(const char *isa, float (*kernel)(long), int chains,
-                     int lanes, unsigned threads, int repeats) {
+/// GFLOP/s of `chains` instructions of `flopsPerInstruction` FLOPs each per
+/// iteration on every thread.
+PeakResult measurePeak(const char *isa, float (*kernel)(long), int chains,
+                       int flopsPerInstruction, unsigned threads,
+                       int repeats) {
   // Calibrate on one thread to ~0.2 s per repeat.
   long iterations = 1 << 20;
   for (;;) {
@@ -145,7 +182,8 @@ FmaResult measureFma(const char *isa, float (*kernel)(long), int chains,
     iterations *= 2;
   }
   iterations *= 4;
-  double flopsPerRun = 2.0 * chains * lanes * double(iterations) * threads;
+  double flopsPerRun =
+      double(chains) * flopsPerInstruction * double(iterations) * threads;
   std::vector<double> gflops;
   for (int r = 0; r < repeats; ++r) {
     std::vector<float> results(threads);
@@ -337,17 +375,23 @@ int main(int argc, char **argv) {
       usage(("unknown flag " + flag).c_str());
   }
 
-  std::vector<FmaResult> fma;
+  // One FMA is 2 FLOPs per lane: 16 lanes on AVX-512, 8 on AVX2.
+  std::vector<PeakResult> fma;
 #if defined(__AVX512F__)
-  fma.push_back(measureFma("avx512", avx512Chains, kAvx512Chains, 16, threads,
-                           repeats));
+  fma.push_back(measurePeak("avx512", avx512Chains, kAvx512Chains, 2 * 16,
+                            threads, repeats));
 #endif
 #if defined(__AVX2__) && defined(__FMA__)
   fma.push_back(
-      measureFma("avx2", avx2Chains, kAvx2Chains, 8, threads, repeats));
+      measurePeak("avx2", avx2Chains, kAvx2Chains, 2 * 8, threads, repeats));
 #endif
   if (fma.empty())
     usage("built without AVX2+FMA or AVX-512 (build with -march=native)");
+  std::vector<PeakResult> bf16Dot; // empty: no AVX512-BF16
+#if defined(__AVX512BF16__)
+  bf16Dot.push_back(measurePeak("avx512bf16", bf16DotChains, kBf16DotChains,
+                                kBf16DotFlops, threads, repeats));
+#endif
 
   size_t llc = lastLevelCacheBytes();
   // STREAM's rule: each array at least 4x the last-level cache.
@@ -362,7 +406,7 @@ int main(int argc, char **argv) {
       measureStream(arrayBytes / sizeof(double), threads, repeats);
 
   double peak = 0;
-  for (const FmaResult &r : fma)
+  for (const PeakResult &r : fma)
     peak = std::max(peak, r.medianGflops);
   std::printf("{\n  \"threads\": %u,\n  \"repeats\": %d,\n", threads, repeats);
   std::printf("  \"fma_peak_gflops\": %.2f,\n  \"fma\": {", peak);
@@ -372,6 +416,16 @@ int main(int argc, char **argv) {
                 i ? "," : "", fma[i].isa, fma[i].medianGflops,
                 fma[i].minGflops, fma[i].maxGflops);
   std::printf("\n  },\n");
+  if (bf16Dot.empty()) {
+    std::printf("  \"bf16_dot_peak_gflops\": null,\n");
+  } else {
+    const PeakResult &r = bf16Dot.front();
+    std::printf("  \"bf16_dot_peak_gflops\": %.2f,\n  \"bf16_dot\": "
+                "{\"isa\": \"%s\", \"median_gflops\": %.2f, "
+                "\"min_gflops\": %.2f, \"max_gflops\": %.2f},\n",
+                r.medianGflops, r.isa, r.medianGflops, r.minGflops,
+                r.maxGflops);
+  }
   std::printf("  \"stream_bandwidth_gbs\": %.2f,\n",
               std::max(stream.copyGBs, stream.triadGBs));
   std::printf("  \"read_bandwidth_gbs\": %.2f,\n", stream.readGBs);
