@@ -89,19 +89,18 @@ double runOnThreads(unsigned threads,
 // Sink for results so the compiler cannot drop the FMA chains.
 volatile float fmaSink;
 
-/// `Chains` independent FMA chains on `Vec` registers for `iterations` steps.
-/// a < 1 and b > 0 keep every chain finite and far from denormals.
-template <typename Vec, int Chains, Vec (*Set1)(float), Vec (*Fma)(Vec, Vec, Vec),
-          Vec (*Add)(Vec, Vec)>
-float fmaChains(long iterations) {
+/// `Chains` independent chains acc = Step(acc, a, b) on `Vec` registers for
+/// `iterations` steps (an FMA, or a bf16 dot product accumulated in f32).
+template <typename Vec, typename Operand, int Chains, Vec (*Set1)(float),
+          Vec (*Step)(Vec, Operand, Operand), Vec (*Add)(Vec, Vec)>
+float accumulatorChains(long iterations, Operand a, Operand b) {
   Vec acc[Chains];
   for (int c = 0; c < Chains; ++c)
     acc[c] = Set1(1.0f + 0.01f * c);
-  const Vec a = Set1(0.999999f), b = Set1(1e-3f);
   for (long i = 0; i < iterations; ++i) {
 #pragma GCC unroll 32
     for (int c = 0; c < Chains; ++c)
-      acc[c] = Fma(acc[c], a, b);
+      acc[c] = Step(acc[c], a, b);
   }
   Vec sum = acc[0];
   for (int c = 1; c < Chains; ++c)
@@ -111,6 +110,10 @@ float fmaChains(long iterations) {
   return lanes[0];
 }
 
+// FMA chains acc = acc a + b: a < 1 and b > 0 keep every chain finite and
+// far from denormals.
+constexpr float kFmaFactor = 0.999999f, kFmaTerm = 1e-3f;
+
 #if defined(__AVX512F__)
 __m512 set1x16(float x) { return _mm512_set1_ps(x); }
 __m512 fmax16(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
@@ -118,7 +121,9 @@ __m512 addx16(__m512 a, __m512 b) { return _mm512_add_ps(a, b); }
 // 24 of the 32 zmm registers: 3x the latency-bandwidth product of 8.
 constexpr int kAvx512Chains = 24;
 float avx512Chains(long iterations) {
-  return fmaChains<__m512, kAvx512Chains, set1x16, fmax16, addx16>(iterations);
+  return accumulatorChains<__m512, __m512, kAvx512Chains, set1x16, fmax16,
+                           addx16>(iterations, set1x16(kFmaFactor),
+                                   set1x16(kFmaTerm));
 }
 #endif
 
@@ -129,7 +134,8 @@ __m256 addx8(__m256 a, __m256 b) { return _mm256_add_ps(a, b); }
 // 12 of the 16 ymm registers AVX2 code can name (Halide's AVX2 target).
 constexpr int kAvx2Chains = 12;
 float avx2Chains(long iterations) {
-  return fmaChains<__m256, kAvx2Chains, set1x8, fmax8, addx8>(iterations);
+  return accumulatorChains<__m256, __m256, kAvx2Chains, set1x8, fmax8, addx8>(
+      iterations, set1x8(kFmaFactor), set1x8(kFmaTerm));
 }
 #endif
 
@@ -140,25 +146,17 @@ float avx2Chains(long iterations) {
 constexpr int kBf16DotChains = 24;
 // One vdpbf16ps: 16 f32 lanes, each 2 bf16 products summed into it.
 constexpr int kBf16DotFlops = 16 * 2 * 2;
+__m512 dotx16(__m512 acc, __m512bh a, __m512bh b) {
+  return _mm512_dpbf16_ps(acc, a, b);
+}
 /// `kBf16DotChains` independent vdpbf16ps chains for `iterations` steps.
 /// Every bf16 of both operands is 1e-3 (bf16 0.0010004), so each step adds
 /// 2e-6 to every lane: the chains stay finite and far from denormals.
 float bf16DotChains(long iterations) {
-  __m512 acc[kBf16DotChains];
-  for (int c = 0; c < kBf16DotChains; ++c)
-    acc[c] = _mm512_set1_ps(1.0f + 0.01f * c);
-  const __m512bh a =
+  const __m512bh operand =
       _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(1e-3f));
-  const __m512bh b = a;
-  for (long i = 0; i < iterations; ++i) {
-#pragma GCC unroll 32
-    for (int c = 0; c < kBf16DotChains; ++c)
-      acc[c] = _mm512_dpbf16_ps(acc[c], a, b);
-  }
-  __m512 sum = acc[0];
-  for (int c = 1; c < kBf16DotChains; ++c)
-    sum = _mm512_add_ps(sum, acc[c]);
-  return _mm512_cvtss_f32(sum);
+  return accumulatorChains<__m512, __m512bh, kBf16DotChains, set1x16, dotx16,
+                           addx16>(iterations, operand, operand);
 }
 #endif
 
