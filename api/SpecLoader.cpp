@@ -20,11 +20,6 @@
 
 using namespace mlir;
 
-void mlir::attn::api::insertSpecDialects(DialectRegistry &registry) {
-  registry.insert<AttnDialect, arith::ArithDialect, func::FuncDialect,
-                  scf::SCFDialect, tensor::TensorDialect>();
-}
-
 void mlir::attn::api::registerPipelinePasses() {
   registerCanonicalizerPass();
   registerCSEPass();
@@ -36,7 +31,7 @@ LogicalResult mlir::attn::api::openSpecFile(StringRef path, SpecFile &file,
                                             std::string &error,
                                             bool multithreading) {
   DialectRegistry registry;
-  insertSpecDialects(registry);
+  mlir::attn::insertSpecDialects(registry);
   file.context = std::make_unique<MLIRContext>(registry);
   MLIRContext &context = *file.context;
   if (!multithreading)

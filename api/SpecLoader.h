@@ -31,8 +31,6 @@ struct LoadedSpec {
   AsmParserState parserState;
 };
 
-/// The dialects specs are written in: attn, arith, func, scf and tensor.
-void insertSpecDialects(DialectRegistry &registry);
 
 /// Registers the passes a textual pipeline may name: canonicalize, cse, the
 /// attn passes and attn-default-pipeline.

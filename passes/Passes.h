@@ -53,6 +53,10 @@ FailureOr<Value> buildChunkedCausalAttention(OpBuilder &b,
 /// arith.extf per 16-bit value it reads and arith.truncf of its results.
 void widenToF32(Operation *root);
 
+/// The dialects specs are written in: attn, arith, func, scf and tensor.
+/// attn-opt, attn-lsp-server and api's spec loader register exactly these.
+void insertSpecDialects(DialectRegistry &registry);
+
 /// Adds the passes of `attn-default-pipeline` to `pm`.
 void buildDefaultPipeline(OpPassManager &pm);
 

@@ -1,4 +1,4 @@
-//===- Pipelines.cpp - Named pass pipelines -------------------------------===//
+//===- Pipelines.cpp - Named pass pipelines, the dialects of specs --------===//
 //
 // attn-default-pipeline: what attn-compile (and attn-run before compiling a
 // kernel) runs before code generation unless told otherwise:
@@ -14,11 +14,18 @@
 
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+
+void mlir::attn::insertSpecDialects(DialectRegistry &registry) {
+  registry.insert<AttnDialect, arith::ArithDialect, func::FuncDialect,
+                  scf::SCFDialect, tensor::TensorDialect>();
+}
 
 void mlir::attn::buildDefaultPipeline(OpPassManager &pm) {
   pm.addPass(createAttnWidenToF32Pass());

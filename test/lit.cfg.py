@@ -28,6 +28,7 @@ tools = [
     ToolSubst("attn-opt", unresolved="fatal"),
     ToolSubst("attn-run", unresolved="fatal"),
     ToolSubst("attn-compile", unresolved="fatal"),
+    ToolSubst("attn-lsp-server", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, [config.attn_tools_dir, config.llvm_tools_dir])
 
