@@ -12,6 +12,17 @@
 #   attn_add_kernel(NAME my_attention SPEC attention.mlir FUNC attention)
 #   target_link_libraries(my_app PRIVATE my_attention)
 #   // #include "attention.h"; attention(q_buf, k_buf, v_buf, out_buf);
+#
+# The same file serves attn's own build (attn-compile is a target of it) and
+# the installed CMake package (find_package(attn), attnConfig.cmake), which
+# sets ATTN_COMPILE to the imported attn::attn-compile and
+# ATTN_HALIDE_RUNTIME to its copy of Halide's runtime headers.
+if(NOT DEFINED ATTN_COMPILE)
+  set(ATTN_COMPILE attn-compile)
+endif()
+if(NOT DEFINED ATTN_HALIDE_RUNTIME)
+  set(ATTN_HALIDE_RUNTIME Halide::Runtime)
+endif()
 
 # The runtime of one Halide target: attn_runtime_<sanitized target>.
 function(attn_add_runtime out_target halide_target)
@@ -24,8 +35,8 @@ function(attn_add_runtime out_target halide_target)
   set(dir "${CMAKE_BINARY_DIR}/attn_kernels/runtime_${suffix}")
   add_custom_command(
     OUTPUT "${dir}/attn_runtime.a"
-    COMMAND attn-compile --runtime-only -o "${dir}" --target ${halide_target}
-    DEPENDS attn-compile
+    COMMAND ${ATTN_COMPILE} --runtime-only -o "${dir}" --target ${halide_target}
+    DEPENDS ${ATTN_COMPILE}
     COMMENT "attn-compile: Halide runtime for ${halide_target}"
     VERBATIM)
   add_custom_target(${name}_generate DEPENDS "${dir}/attn_runtime.a")
@@ -33,7 +44,7 @@ function(attn_add_runtime out_target halide_target)
   set_target_properties(${name} PROPERTIES
     IMPORTED_LOCATION "${dir}/attn_runtime.a")
   find_package(Threads REQUIRED)
-  target_link_libraries(${name} INTERFACE Halide::Runtime Threads::Threads
+  target_link_libraries(${name} INTERFACE ${ATTN_HALIDE_RUNTIME} Threads::Threads
                         ${CMAKE_DL_LIBS})
   add_dependencies(${name} ${name}_generate)
 endfunction()
@@ -59,9 +70,9 @@ function(attn_add_kernel)
   endif()
   add_custom_command(
     OUTPUT ${outputs}
-    COMMAND attn-compile "${spec}" -o "${dir}" --func ${ARG_FUNC}
+    COMMAND ${ATTN_COMPILE} "${spec}" -o "${dir}" --func ${ARG_FUNC}
             --target ${ARG_TARGET} --no-runtime ${grad_flag}
-    DEPENDS attn-compile "${spec}"
+    DEPENDS ${ATTN_COMPILE} "${spec}"
     COMMENT "attn-compile: @${ARG_FUNC} of ${ARG_SPEC} for ${ARG_TARGET}"
     VERBATIM)
   add_custom_target(${ARG_NAME}_generate DEPENDS ${outputs})

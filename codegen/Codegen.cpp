@@ -382,6 +382,17 @@ std::string mlir::attn::codegen::autoschedulerPluginDir() {
   if (std::optional<std::string> dir =
           llvm::sys::Process::GetEnv("ATTN_AUTOSCHEDULER_DIR"))
     return *dir;
+  // An installed tool (cmake --install) finds the plugins installed next to
+  // libHalide, in <prefix>/lib.
+  static int anchor;
+  std::string executable = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
+  if (!executable.empty()) {
+    SmallString<256> installed(llvm::sys::path::parent_path(
+        llvm::sys::path::parent_path(executable)));
+    llvm::sys::path::append(installed, "lib", "libautoschedule_adams2019.so");
+    if (llvm::sys::fs::exists(installed))
+      return llvm::sys::path::parent_path(installed).str();
+  }
   return ATTN_HALIDE_PLUGIN_DIR;
 }
 

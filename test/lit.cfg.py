@@ -16,6 +16,12 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%examples", os.path.join(config.attn_src_root, "examples")))
 config.substitutions.append(("%python", config.python_executable))
+# The build tree and the CMake and Ninja of the project venv (CMake >= 3.28,
+# from PyPI), for the test that installs attn and builds an app against it.
+config.substitutions.append(("%attn_build", config.attn_obj_root))
+venv_bin = os.path.dirname(config.python_executable)
+config.substitutions.append(("%cmake", os.path.join(venv_bin, "cmake")))
+config.substitutions.append(("%ninja", os.path.join(venv_bin, "ninja")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 # attn-compile reads the default tuning cache ($XDG_CACHE_HOME/attn/...):
