@@ -42,6 +42,8 @@ struct LowerEfficient : OpRewritePattern<EfficientAttentionOp> {
 
   LogicalResult matchAndRewrite(EfficientAttentionOp op,
                                 PatternRewriter &b) const override {
+    if (std::string blocker = reducedPrecisionBlocker(op); !blocker.empty())
+      return b.notifyMatchFailure(op, blocker);
     Location loc = op.getLoc();
     Value query = op.getQuery(), key = op.getKey();
     int64_t queryRank = cast<RankedTensorType>(query.getType()).getRank();

@@ -132,6 +132,8 @@ struct LowerDeformableOp : OpRewritePattern<DeformableAttentionOp> {
 
   LogicalResult matchAndRewrite(DeformableAttentionOp op,
                                 PatternRewriter &b) const override {
+    if (std::string blocker = reducedPrecisionBlocker(op); !blocker.empty())
+      return b.notifyMatchFailure(op, blocker);
     if (!allStatic(op))
       return b.notifyMatchFailure(op, kDynamicSizes);
     Location loc = op.getLoc();
@@ -168,6 +170,8 @@ struct LowerBilinearGather : OpRewritePattern<BilinearGatherOp> {
 
   LogicalResult matchAndRewrite(BilinearGatherOp op,
                                 PatternRewriter &b) const override {
+    if (std::string blocker = reducedPrecisionBlocker(op); !blocker.empty())
+      return b.notifyMatchFailure(op, blocker);
     if (!allStatic(op))
       return b.notifyMatchFailure(op, "dynamic sizes: the lowering's level "
                                       "constants need static shapes");

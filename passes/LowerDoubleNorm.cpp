@@ -108,6 +108,8 @@ struct LowerDotProduct : OpRewritePattern<DotProductAttentionOp> {
 
   LogicalResult matchAndRewrite(DotProductAttentionOp op,
                                 PatternRewriter &rewriter) const override {
+    if (std::string blocker = reducedPrecisionBlocker(op); !blocker.empty())
+      return rewriter.notifyMatchFailure(op, blocker);
     AttentionSpec spec;
     spec.query = op.getQuery();
     spec.key = op.getKey();
@@ -132,6 +134,8 @@ struct LowerExternal : OpRewritePattern<ExternalAttentionOp> {
 
   LogicalResult matchAndRewrite(ExternalAttentionOp op,
                                 PatternRewriter &rewriter) const override {
+    if (std::string blocker = reducedPrecisionBlocker(op); !blocker.empty())
+      return rewriter.notifyMatchFailure(op, blocker);
     MLIRContext *context = op.getContext();
     AttentionSpec spec;
     spec.query = op.getInput();

@@ -53,6 +53,12 @@ FailureOr<Value> buildChunkedCausalAttention(OpBuilder &b,
 /// arith.extf per 16-bit value it reads and arith.truncf of its results.
 void widenToF32(Operation *root);
 
+/// Why a rewrite of `op` waits for --attn-widen-to-f32, or "" when `op` has
+/// no bf16 or f16 operand or result. Rewrites build their intermediates in
+/// the operands' type, so on 16-bit ops they would round values the fused op
+/// keeps in f32 (docs/precision.md); after the widening they see f32 ops.
+std::string reducedPrecisionBlocker(Operation *op);
+
 /// The dialects specs are written in: attn, arith, func, scf and tensor.
 /// attn-opt, attn-lsp-server and api's spec loader register exactly these.
 void insertSpecDialects(DialectRegistry &registry);

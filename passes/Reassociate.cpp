@@ -77,6 +77,8 @@ FailureOr<Plan> analyze(DotProductAttentionOp op, bool allowApproximation,
     whyNot = reason.str();
     return failure();
   };
+  if (std::string blocker = reducedPrecisionBlocker(op); !blocker.empty())
+    return block(blocker);
   if (op.getMask())
     return block("an additive mask changes the scores before the "
                  "normalization, so they do not factor through K^T V");

@@ -79,6 +79,15 @@ private:
 
 void mlir::attn::widenToF32(Operation *root) { Widener().run(root); }
 
+std::string mlir::attn::reducedPrecisionBlocker(Operation *op) {
+  if (llvm::none_of(op->getOperandTypes(), isReducedPrecisionTensor) &&
+      llvm::none_of(op->getResultTypes(), isReducedPrecisionTensor))
+    return "";
+  return "bf16/f16 operands or results: --attn-widen-to-f32 first makes it "
+         "an f32 op (attn-default-pipeline starts with it), so the rewrite's "
+         "intermediates stay f32";
+}
+
 namespace {
 struct AttnWidenToF32Pass
     : public mlir::attn::impl::AttnWidenToF32PassBase<AttnWidenToF32Pass> {
