@@ -8,6 +8,7 @@
 #include "api/Console.h"
 #include "api/Gradient.h"
 #include "api/KernelCheck.h"
+#include "api/MemoryGuard.h"
 #include "api/ReferenceEvaluator.h"
 #include "api/Run.h"
 #include "api/SpecLoader.h"
@@ -67,6 +68,14 @@ static cl::opt<int64_t> dynamicSize(
     cl::desc("With random inputs, give every dynamic (?) argument dim this "
              "size"),
     cl::value_desc("N"), cl::init(-1), cl::cat(runCategory));
+static cl::opt<std::string> maxMemory(
+    "max-memory",
+    cl::desc("Refuse a run that needs more than this much memory (bytes, or "
+             "with a K, M, G or T suffix); default: the memory available "
+             "(MemAvailable of /proc/meminfo). The estimate counts inputs, "
+             "results, kernel buffers and the reference's values, before "
+             "anything is allocated"),
+    cl::value_desc("size"), cl::cat(runCategory));
 static cl::opt<bool>
     useReference("reference",
                  cl::desc("Evaluate with the reference runtime instead of a "
@@ -227,6 +236,30 @@ int main(int argc, char **argv) {
   if (failed(func))
     return fail(error);
   std::vector<std::string> names = api::argumentNames(spec.parserState, *func);
+  // Under overcommit a run too large for the machine is killed, not refused:
+  // check what it needs before allocating anything.
+  {
+    std::optional<uint64_t> limit = api::availableMemory();
+    std::string limitSource = "are available (MemAvailable)";
+    if (maxMemory.getNumOccurrences()) {
+      limit = api::parseByteSize(maxMemory);
+      if (!limit)
+        return fail("--max-memory " + maxMemory +
+                    ": expected a byte count, or one with a K, M, G or T "
+                    "suffix");
+      limitSource = "is the limit (--max-memory)";
+    }
+    bool reference = useReference || check || checkGrad;
+    if (limit) {
+      std::string tooLarge = api::checkMemory(
+          api::estimateRunMemory(*func, names, dynamicSize,
+                                 /*kernel=*/!useReference && !checkGrad,
+                                 reference),
+          *limit, limitSource);
+      if (!tooLarge.empty())
+        return fail("@" + func->getSymName().str() + ": " + tooLarge);
+    }
+  }
   std::vector<rt::Tensor> inputs;
   if (failed(api::bindInputs(*func, names, inputFiles, seed, dynamicSize,
                              inputs, error)) ||
