@@ -3,6 +3,7 @@
 #include "api/Run.h"
 
 #include "api/KernelCheck.h"
+#include "api/MemoryGuard.h"
 #include "api/ReferenceEvaluator.h"
 #include "runtime/Npy.h"
 
@@ -275,6 +276,22 @@ LogicalResult mlir::attn::api::verifyRewrites(const LoadedSpec &spec,
     if (!after)
       return fail("--verify-rewrites: the pipeline removed @" +
                   func.getSymName());
+    // Two reference evaluations (before and after) on random inputs, each
+    // estimated before anything is allocated (docs/reliability.md).
+    if (std::optional<uint64_t> available = availableMemory()) {
+      std::vector<std::string> names;
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        names.push_back(argumentName(spec.parserState, func, i));
+      for (func::FuncOp version : {func, after}) {
+        std::string tooLarge = checkMemory(
+            estimateRunMemory(version, names, dynamicSize, /*kernel=*/false,
+                              /*reference=*/true),
+            *available, "are available (MemAvailable)");
+        if (!tooLarge.empty())
+          return fail("--verify-rewrites: @" + func.getSymName() + ": " +
+                      tooLarge);
+      }
+    }
     std::vector<rt::Tensor> inputs(func.getNumArguments());
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       std::string name = argumentName(spec.parserState, func, i);

@@ -3,6 +3,7 @@
 #include "api/ScheduleChoice.h"
 
 #include "api/KernelCheck.h"
+#include "api/MemoryGuard.h"
 #include "api/ReferenceEvaluator.h"
 #include "api/Tuner.h"
 
@@ -176,6 +177,17 @@ tuneAndCache(func::FuncOp func, ArrayRef<std::vector<int64_t>> shapes,
   // by attn-run --check), and the rewritten form keeps large shapes
   // affordable.
   uint64_t seed = options.tuneSeed.value_or(tuneOptions.seed);
+  // Under overcommit, inputs too large for the machine would get the
+  // process killed rather than an error (docs/reliability.md).
+  if (std::optional<uint64_t> available = availableMemory()) {
+    std::string tooLarge = checkMemory(
+        estimateRunMemory(func, compile.argNames,
+                          options.dynamicSize.value_or(-1), /*kernel=*/true,
+                          /*reference=*/true),
+        *available, "are available (MemAvailable)");
+    if (!tooLarge.empty())
+      return func.emitError("tuning @") << name << ": " << tooLarge;
+  }
   std::vector<rt::Tensor> inputs;
   for (auto [index, shape] : llvm::enumerate(shapes)) {
     if (failed(makeRandomTensor(shape, seed + index, inputs.emplace_back())))
