@@ -17,6 +17,14 @@ def Attn_Dialect : Dialect {
     primitive ops (`attn.matmul`, `attn.normalize`, ...) are what the
     lowering passes produce and what code generation maps one-to-one to
     Halide Funcs. Every op has a reference implementation in `runtime/`.
+
+    Element types: f32, f64, and bf16 and f16 as storage types. Products
+    accumulate in f32, softmax statistics and normalization sums are f32,
+    and a result is rounded to its declared element type once (to nearest,
+    ties to even). An op's float operands share one element type; the
+    result of an op with an inferred type may declare another of bf16, f16
+    and f32 (bf16 Q/K/V with an f32 result), never f64 with another type.
+    `--attn-widen-to-f32` makes the rule explicit (docs/precision.md).
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasCanonicalizer = 0;
