@@ -381,20 +381,17 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
           .unroll(dArgs[0])
           .unroll(dArgs[1]);
     }
-  } else if (scoresInBf16Pairs(op)) {
-    scores.vectorize(sArgs[0], vector, TailStrategy::GuardWithIf);
-    dot.compute_at(scores, sArgs[1])
-        .vectorize(dArgs[0], vector, TailStrategy::GuardWithIf);
-    dot.update()
-        .reorder(dArgs[0], op.domains.at("dot").x, op.domains.at("dot").y)
-        .vectorize(dArgs[0], vector, TailStrategy::GuardWithIf);
   } else {
     scores.vectorize(sArgs[0], vector, TailStrategy::GuardWithIf);
     dot.compute_at(scores, sArgs[1])
         .vectorize(dArgs[0], vector, TailStrategy::GuardWithIf);
-    dot.update()
-        .reorder(dArgs[0], rd)
-        .vectorize(dArgs[0], vector, TailStrategy::GuardWithIf);
+    // Features in pairs (scoresInBf16Pairs) stay a scalar loop here: the
+    // guarded key vectors cannot pair with them.
+    std::vector<Halide::VarOrRVar> order = {dArgs[0]};
+    for (int d = 0; d < op.domains.at("dot").dimensions(); ++d)
+      order.push_back(op.domains.at("dot")[d]);
+    dot.update().reorder(order).vectorize(dArgs[0], vector,
+                                          TailStrategy::GuardWithIf);
   }
 
   // Statistics and weights of the block's rows.
