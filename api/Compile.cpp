@@ -236,6 +236,10 @@ SmallVector<rt::Tensor> LoadedKernel::results() const {
   return results;
 }
 
+func::FuncOp LoadedKernel::function() const {
+  return ModuleOp(module.get()).lookupSymbol<func::FuncOp>(funcName);
+}
+
 FailureOr<std::unique_ptr<LoadedKernel>>
 mlir::attn::api::compileKernel(ModuleOp module, StringRef name,
                                KernelOptions options, const Console &console,

@@ -124,6 +124,17 @@ public:
   FailureOr<Timing> time(unsigned runs);
   /// The results of the last run.
   SmallVector<::attn::runtime::Tensor> results() const;
+  /// The compiled function (after the pass pipeline).
+  func::FuncOp function() const;
+  /// The zero-copy calls of codegen::Kernel (the Python package's).
+  FailureOr<std::vector<std::vector<int64_t>>>
+  resultShapes(ArrayRef<std::vector<int64_t>> inputShapes) {
+    return kernel->resultShapes(inputShapes);
+  }
+  LogicalResult runInPlace(ArrayRef<codegen::BufferView> inputs,
+                           ArrayRef<codegen::BufferView> outputs) {
+    return kernel->runInPlace(inputs, outputs);
+  }
 
 private:
   friend FailureOr<std::unique_ptr<LoadedKernel>>

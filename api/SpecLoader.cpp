@@ -27,9 +27,11 @@ void mlir::attn::api::registerPipelinePasses() {
   registerAttnPipelines();
 }
 
-LogicalResult mlir::attn::api::openSpecFile(StringRef path, SpecFile &file,
-                                            std::string &error,
-                                            bool multithreading) {
+/// A new context for `file` with the spec dialects loaded, which leaves the
+/// generic op form out of diagnostics (file:line:col and the source line say
+/// which op).
+static MLIRContext &newSpecContext(mlir::attn::api::SpecFile &file,
+                                   bool multithreading) {
   DialectRegistry registry;
   mlir::attn::insertSpecDialects(registry);
   file.context = std::make_unique<MLIRContext>(registry);
@@ -38,12 +40,30 @@ LogicalResult mlir::attn::api::openSpecFile(StringRef path, SpecFile &file,
     context.disableMultithreading();
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(false);
+  return context;
+}
+
+LogicalResult mlir::attn::api::openSpecFile(StringRef path, SpecFile &file,
+                                            std::string &error,
+                                            bool multithreading) {
+  MLIRContext &context = newSpecContext(file, multithreading);
   std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(path, &error);
   if (!buffer)
     return failure();
   file.sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   file.diagnostics =
       std::make_unique<SourceMgrDiagnosticHandler>(file.sourceMgr, &context);
+  return loadSpec(context, file.sourceMgr, file.spec);
+}
+
+LogicalResult mlir::attn::api::openSpecText(StringRef text, StringRef name,
+                                            SpecFile &file,
+                                            llvm::raw_ostream &diagnostics) {
+  MLIRContext &context = newSpecContext(file, /*multithreading=*/true);
+  file.sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
+  file.diagnostics = std::make_unique<SourceMgrDiagnosticHandler>(
+      file.sourceMgr, &context, diagnostics);
   return loadSpec(context, file.sourceMgr, file.spec);
 }
 

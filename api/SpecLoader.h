@@ -55,6 +55,11 @@ struct SpecFile {
 LogicalResult openSpecFile(StringRef path, SpecFile &file, std::string &error,
                            bool multithreading = true);
 
+/// Opens the spec `text` as openSpecFile opens a file, naming it `name` in
+/// diagnostics, which go to `diagnostics` instead of stderr.
+LogicalResult openSpecText(StringRef text, StringRef name, SpecFile &file,
+                           llvm::raw_ostream &diagnostics);
+
 /// Parses the main buffer of `sourceMgr` and verifies it. A file holding one
 /// explicit `module { ... }` is that module.
 LogicalResult loadSpec(MLIRContext &context, llvm::SourceMgr &sourceMgr,

@@ -20,6 +20,7 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 
+#include <mutex>
 #include <thread>
 
 #include <dlfcn.h>
@@ -505,6 +506,8 @@ struct Kernel::Impl {
   /// AOT only: the loaded runtime's halide_copy_to_host (GPU targets leave
   /// results on the device).
   int (*copyToHost)(void *, halide_buffer_t *) = nullptr;
+  /// Held by runInPlace: binding and running share the inputs and outputs.
+  std::mutex running;
 
   ~Impl() {
     // Device memory belongs to the runtime of the target: release it while
@@ -522,8 +525,9 @@ Kernel::Kernel(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
 Kernel::~Kernel() = default;
 
 static std::unique_ptr<Kernel::Impl> newImpl(func::FuncOp func) {
-  auto impl = std::make_unique<Kernel::Impl>(
-      Kernel::Impl{func.getLoc(), func.getSymName().str()});
+  // In place: the mutex neither copies nor moves.
+  std::unique_ptr<Kernel::Impl> impl(
+      new Kernel::Impl{func.getLoc(), func.getSymName().str()});
   for (Type type : func.getArgumentTypes())
     if (auto tensor = dyn_cast<RankedTensorType>(type))
       impl->argTypes.push_back(tensor);
@@ -666,64 +670,177 @@ static std::vector<double> loadHostData(const Halide::Buffer<> &buffer) {
   return data;
 }
 
-LogicalResult Kernel::setInputs(ArrayRef<HostTensor> inputs) {
-  Impl &k = *impl;
-  if (inputs.size() != k.algorithm.inputs.size())
+/// Emits an error unless an input of `shape` fits argument `index`.
+static LogicalResult checkInputShape(Kernel::Impl &k, size_t index,
+                                     ArrayRef<int64_t> shape) {
+  RankedTensorType type = k.argTypes[index];
+  bool fits = static_cast<int64_t>(shape.size()) == type.getRank();
+  for (size_t d = 0; fits && d < shape.size(); ++d)
+    fits = (type.isDynamicDim(d) || type.getDimSize(d) == shape[d]) &&
+           shape[d] >= 0 && shape[d] <= std::numeric_limits<int32_t>::max();
+  if (fits)
+    return success();
+  std::string text = llvm::join(
+      llvm::map_range(shape, [](int64_t s) { return std::to_string(s); }),
+      "x");
+  return emitError(k.loc) << "input #" << index << " ('"
+                          << k.algorithm.inputs[index].name() << "') has shape "
+                          << text << " but the function expects " << type;
+}
+
+/// The Halide extents (innermost first) of each result for inputs of
+/// `inputShapes`, which fit the arguments: result sizes are expressions of
+/// the input extents.
+static FailureOr<std::vector<std::vector<int>>>
+resultExtents(Kernel::Impl &k, ArrayRef<std::vector<int64_t>> inputShapes) {
+  std::map<std::string, Halide::Expr> sizes;
+  for (auto [index, shape] : llvm::enumerate(inputShapes))
+    for (size_t d = 0; d < shape.size(); ++d)
+      sizes[k.algorithm.inputs[index].name() + ".extent." +
+            std::to_string(d)] =
+          Halide::Expr(static_cast<int>(shape[shape.size() - 1 - d]));
+  std::vector<std::vector<int>> results;
+  for (const TensorFunc &output : k.algorithm.outputs) {
+    std::vector<int> extents;
+    for (size_t d = output.rank(); d-- > 0;) {
+      Halide::Expr size = Halide::Internal::simplify(
+          Halide::Internal::substitute(sizes, output.shape[d]));
+      auto value = Halide::Internal::as_const_int(size);
+      if (!value || *value < 0)
+        return emitError(k.loc) << "cannot compute dim " << d << " of result '"
+                                << output.func.name()
+                                << "' from the input sizes";
+      extents.push_back(static_cast<int>(*value));
+    }
+    results.push_back(std::move(extents));
+  }
+  return results;
+}
+
+/// Checks the count and shapes of `inputShapes` and computes the result
+/// extents (the shared prologue of binding inputs, by copy or in place).
+static FailureOr<std::vector<std::vector<int>>>
+checkInputsAndSizeResults(Kernel::Impl &k,
+                          ArrayRef<std::vector<int64_t>> inputShapes) {
+  if (inputShapes.size() != k.algorithm.inputs.size())
     return emitError(k.loc)
            << "@" << k.name << " takes " << k.algorithm.inputs.size()
-           << " inputs, got " << inputs.size();
+           << " inputs, got " << inputShapes.size();
+  for (auto [index, shape] : llvm::enumerate(inputShapes))
+    if (failed(checkInputShape(k, index, shape)))
+      return failure();
+  FailureOr<std::vector<std::vector<int>>> extents;
+  if (failed(guarded(k.loc, "sizing the results of @" + k.name, [&] {
+        extents = resultExtents(k, inputShapes);
+        return success(succeeded(extents));
+      })))
+    return failure();
+  return extents;
+}
+
+/// Halide extents (innermost first) of a row-major `shape`.
+static std::vector<int> halideExtents(ArrayRef<int64_t> shape) {
+  std::vector<int> extents;
+  for (size_t d = shape.size(); d-- > 0;)
+    extents.push_back(static_cast<int>(shape[d]));
+  return extents;
+}
+
+LogicalResult Kernel::setInputs(ArrayRef<HostTensor> inputs) {
+  Impl &k = *impl;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const HostTensor &input : inputs)
+    shapes.push_back(input.shape);
+  FailureOr<std::vector<std::vector<int>>> outputExtents =
+      checkInputsAndSizeResults(k, shapes);
+  if (failed(outputExtents))
+    return failure();
   return guarded(k.loc, "binding the inputs of @" + k.name, [&] {
     k.inputs.clear();
-    std::map<std::string, Halide::Expr> sizes;
     for (auto [index, input] : llvm::enumerate(inputs)) {
       Halide::ImageParam &param = k.algorithm.inputs[index];
-      RankedTensorType type = k.argTypes[index];
-      bool fits = static_cast<int64_t>(input.shape.size()) == type.getRank();
-      for (size_t d = 0; fits && d < input.shape.size(); ++d)
-        fits = (type.isDynamicDim(d) || type.getDimSize(d) == input.shape[d]) &&
-               input.shape[d] <= std::numeric_limits<int32_t>::max();
-      if (!fits) {
-        std::string shape = llvm::join(
-            llvm::map_range(input.shape,
-                            [](int64_t s) { return std::to_string(s); }),
-            "x");
-        emitError(k.loc) << "input #" << index << " ('" << param.name()
-                         << "') has shape " << shape
-                         << " but the function expects " << type;
-        return failure();
-      }
-      std::vector<int> extents;
-      for (size_t d = input.shape.size(); d-- > 0;)
-        extents.push_back(static_cast<int>(input.shape[d]));
-      Halide::Buffer<> buffer(param.type(), extents, param.name());
+      Halide::Buffer<> buffer(param.type(), halideExtents(input.shape),
+                              param.name());
       storeHostData(input.data, buffer);
       // The data was written on the host: a GPU pipeline must copy it to
       // the device before reading it.
       buffer.set_host_dirty();
       param.set(buffer);
-      for (size_t d = 0; d < extents.size(); ++d)
-        sizes[param.name() + ".extent." + std::to_string(d)] =
-            Halide::Expr(extents[d]);
       k.inputs.push_back(buffer);
     }
-    // Result sizes follow from the input sizes.
     k.outputs.clear();
-    for (const TensorFunc &output : k.algorithm.outputs) {
-      std::vector<int> extents;
-      for (size_t d = output.rank(); d-- > 0;) {
-        Halide::Expr size = Halide::Internal::simplify(
-            Halide::Internal::substitute(sizes, output.shape[d]));
-        auto value = Halide::Internal::as_const_int(size);
-        if (!value || *value < 0) {
-          emitError(k.loc) << "cannot compute dim " << d << " of result '"
-                           << output.func.name() << "' from the input sizes";
-          return failure();
-        }
-        extents.push_back(static_cast<int>(*value));
-      }
+    for (auto [output, extents] :
+         llvm::zip_equal(k.algorithm.outputs, *outputExtents))
       k.outputs.emplace_back(output.type, extents, output.func.name());
-    }
     return success();
+  });
+}
+
+FailureOr<std::vector<std::vector<int64_t>>>
+Kernel::resultShapes(ArrayRef<std::vector<int64_t>> inputShapes) {
+  FailureOr<std::vector<std::vector<int>>> extents =
+      checkInputsAndSizeResults(*impl, inputShapes);
+  if (failed(extents))
+    return failure();
+  std::vector<std::vector<int64_t>> shapes;
+  for (const std::vector<int> &result : *extents)
+    shapes.emplace_back(result.rbegin(), result.rend());
+  return shapes;
+}
+
+/// A Halide buffer over `view`'s memory (no copy, not owned).
+static Halide::Buffer<> wrapView(const BufferView &view, Halide::Type type,
+                                 const std::string &name) {
+  std::vector<int> extents = halideExtents(view.shape);
+  std::vector<halide_dimension_t> dims(extents.size());
+  int64_t stride = 1;
+  for (size_t d = 0; d < extents.size(); ++d) {
+    dims[d] = halide_dimension_t(0, extents[d], static_cast<int32_t>(stride));
+    stride *= extents[d];
+  }
+  return Halide::Buffer<>(type, view.data, static_cast<int>(dims.size()),
+                          dims.data(), name);
+}
+
+LogicalResult Kernel::runInPlace(ArrayRef<BufferView> inputs,
+                                 ArrayRef<BufferView> outputs) {
+  Impl &k = *impl;
+  std::lock_guard<std::mutex> oneRunAtATime(k.running);
+  std::vector<std::vector<int64_t>> inputShapes, outputShapes;
+  for (const BufferView &input : inputs)
+    inputShapes.push_back(input.shape);
+  FailureOr<std::vector<std::vector<int64_t>>> expected =
+      resultShapes(inputShapes);
+  if (failed(expected))
+    return failure();
+  if (outputs.size() != expected->size())
+    return emitError(k.loc) << "@" << k.name << " has " << expected->size()
+                            << " results, got " << outputs.size()
+                            << " output buffers";
+  for (auto [index, output] : llvm::enumerate(outputs))
+    if (output.shape != (*expected)[index])
+      return emitError(k.loc)
+             << "output #" << index << " of @" << k.name
+             << " has the wrong shape for these inputs";
+  return guarded(k.loc, "running @" + k.name, [&] {
+    k.inputs.clear();
+    for (auto [index, input] : llvm::enumerate(inputs)) {
+      Halide::ImageParam &param = k.algorithm.inputs[index];
+      Halide::Buffer<> buffer = wrapView(input, param.type(), param.name());
+      buffer.set_host_dirty();
+      param.set(buffer);
+      k.inputs.push_back(buffer);
+    }
+    k.outputs.clear();
+    for (auto [output, view] : llvm::zip_equal(k.algorithm.outputs, outputs))
+      k.outputs.push_back(wrapView(view, output.type, output.func.name()));
+    LogicalResult ran = run();
+    // The views' memory is the caller's: keep no reference to it.
+    for (Halide::ImageParam &param : k.algorithm.inputs)
+      param.reset();
+    k.inputs.clear();
+    k.outputs.clear();
+    return ran;
   });
 }
 

@@ -111,6 +111,15 @@ struct HostTensor {
   std::vector<double> data;
 };
 
+/// Memory its caller owns, bound to a kernel argument or result without a
+/// copy (the Python package's zero-copy call): a dense row-major array of
+/// `shape` holding elements of the argument's or result's element type,
+/// which the caller has checked.
+struct BufferView {
+  void *data = nullptr;
+  std::vector<int64_t> shape;
+};
+
 /// A compiled kernel that runs in this process: JIT-compiled, or compiled
 /// ahead of time exactly as attn-compile does (static library + runtime),
 /// linked into a shared object and loaded, so tests can check the AOT code
@@ -134,6 +143,17 @@ public:
   LogicalResult run();
   /// The results of the last run.
   std::vector<HostTensor> results() const;
+
+  /// The shapes of the results for inputs of `inputShapes` (one per
+  /// argument, in order); inputs that do not fit the argument types fail.
+  FailureOr<std::vector<std::vector<int64_t>>>
+  resultShapes(ArrayRef<std::vector<int64_t>> inputShapes);
+  /// Runs the kernel once on `inputs` and writes `outputs` in place, with
+  /// no copy (host memory; GPU targets copy in and out). The output shapes
+  /// must be resultShapes of the input shapes. Thread-safe: calls on one
+  /// kernel run one at a time.
+  LogicalResult runInPlace(ArrayRef<BufferView> inputs,
+                           ArrayRef<BufferView> outputs);
 
   struct Impl; ///< defined in Codegen.cpp
 

@@ -11,6 +11,7 @@ APT_PACKAGES=(
   libgtest-dev                                           # GoogleTest
   pocl-opencl-icd ocl-icd-opencl-dev                     # OpenCL on the CPU
   g++ git
+  python3-dev python3-venv                               # the Python package
 )
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

@@ -19,6 +19,10 @@ config.substitutions.append(("%python", config.python_executable))
 # The build tree and the CMake and Ninja of the project venv (CMake >= 3.28,
 # from PyPI), for the test that installs attn and builds an app against it.
 config.substitutions.append(("%attn_build", config.attn_obj_root))
+# The project venv's Python with the built attn package (python/) importable.
+config.substitutions.append(
+    ("%attn_python", "env PYTHONPATH=%s %s" % (
+        os.path.join(config.attn_obj_root, "python"), config.python_executable)))
 venv_bin = os.path.dirname(config.python_executable)
 config.substitutions.append(("%cmake", os.path.join(venv_bin, "cmake")))
 config.substitutions.append(("%ninja", os.path.join(venv_bin, "ninja")))
