@@ -1,6 +1,7 @@
-# `cmake --install build --prefix P` (docs/install.md): the tools, the
-# reference runtime (library and headers), the headers of the api/ and
-# codegen/ layers (and the dialect and pass headers they include), Halide's shared library, autoscheduler plugins and
+# `cmake --install build --prefix P` (docs/install.md): the tools, the Python
+# package (P/lib/python/attn), the reference runtime (library and headers),
+# the headers of the api/ and codegen/ layers (and the dialect and pass
+# headers they include), Halide's shared library, autoscheduler plugins and
 # runtime headers (what the tools and generated kernels need), the docs, and
 # the CMake package P/lib/cmake/attn (attnConfig.cmake, its version file and
 # attn_add_kernel), so that a project outside this tree can
@@ -44,3 +45,8 @@ write_basic_package_version_file(
 install(FILES cmake/attnConfig.cmake cmake/AttnKernel.cmake
               "${PROJECT_BINARY_DIR}/attnConfigVersion.cmake"
         DESTINATION lib/cmake/attn)
+
+# The Python package (docs/python.md): PYTHONPATH=P/lib/python.
+install(TARGETS _attn LIBRARY DESTINATION lib/python/attn)
+install(DIRECTORY python/attn/ DESTINATION lib/python/attn
+        FILES_MATCHING PATTERN "*.py")

@@ -5,7 +5,8 @@
 # Halide and time the quadratic vs the linear kernel on a 128x128 feature map
 # in an app that links them; check every example's kernel against the
 # reference runtime; differentiate every example and check the gradients;
-# train a small attention layer with the forward and gradient kernels.
+# train a small attention layer with the forward and gradient kernels; run
+# a PyTorch module whose attention is an attn op (python/).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/setup.sh" >/dev/null
@@ -83,3 +84,7 @@ section "10. An app that trains: SGD on a linear-attention layer in C++"
 echo "(examples/train_app: attn_add_kernel GRAD -> attention_layer + attention_layer_grad)"
 cmake --build "$BUILD" --target attn-train-app >/dev/null
 "$BUILD/examples/train_app/attn-train-app" 300
+
+section "11. From PyTorch: a non-local block whose attention is an attn op"
+echo "(examples/python: attn.torch_op -> torch.library op with autograd; python/)"
+PYTHONPATH="$BUILD/python" "$ROOT/.venv/bin/python" examples/python/nonlocal_block.py
