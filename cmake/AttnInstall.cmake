@@ -16,6 +16,9 @@ set_target_properties(${ATTN_TOOLS} PROPERTIES
   INSTALL_RPATH "\$ORIGIN/../lib;${LLVM_LIBRARY_DIR}")
 install(TARGETS ${ATTN_TOOLS} RUNTIME DESTINATION bin)
 install(TARGETS AttnRuntime ARCHIVE DESTINATION lib)
+# The compiler's library layers (attn::compiler; add_mlir_library installs
+# AttnDialect, AttnPasses and AttnApiCore itself).
+install(TARGETS AttnCodegen AttnApi ARCHIVE DESTINATION lib)
 
 file(GLOB attn_halide_libraries
      "${ATTN_HALIDE_INSTALL_DIR}/lib64/libHalide.so*"
@@ -42,8 +45,12 @@ install(FILES README.md DESTINATION share/doc/attn)
 write_basic_package_version_file(
   "${PROJECT_BINARY_DIR}/attnConfigVersion.cmake"
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+# Where the MLIR that attn::compiler links was found at build time.
+file(WRITE "${PROJECT_BINARY_DIR}/attnBuildPaths.cmake"
+     "set(ATTN_MLIR_DIR \"${MLIR_DIR}\")\n")
 install(FILES cmake/attnConfig.cmake cmake/AttnKernel.cmake
               "${PROJECT_BINARY_DIR}/attnConfigVersion.cmake"
+              "${PROJECT_BINARY_DIR}/attnBuildPaths.cmake"
         DESTINATION lib/cmake/attn)
 
 # The Python package (docs/python.md): PYTHONPATH=P/lib/python.
