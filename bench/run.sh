@@ -40,10 +40,30 @@
 # many rounds, so both see the same spells of interference from other
 # machines sharing the host; each implementation's result is its fastest
 # round's median (every round's median is kept in the JSON).
+# Options: --compare EARLIER.json (after the run, bench/compare.py: each
+# kernel's fraction of the roofline against that run's; exits 1 when attn
+# dropped beyond the noise measured across rounds, docs/performance.md
+# "Comparing runs").
+# Also writes bench/results/<stamp>.png, the run as a roofline plot
+# (bench/plot.py).
 # Not a test: it is not part of ctest. Run it on an otherwise idle machine;
 # the load average and the CPU time other processes took while it measured
 # are recorded in the results.
 set -euo pipefail
+COMPARE=""
+while (($#)); do
+  case "$1" in
+    --compare)
+      [ $# -ge 2 ] || { echo "bench: --compare needs a results .json" >&2; exit 2; }
+      COMPARE="$(realpath "$2")"; shift 2 ;;
+    --compare=*) COMPARE="$(realpath "${1#--compare=}")"; shift ;;
+    *) echo "bench: unknown argument '$1' (bench/run.sh [--compare EARLIER.json])" >&2
+       exit 2 ;;
+  esac
+done
+if [ -n "$COMPARE" ] && [ ! -r "$COMPARE" ]; then
+  echo "bench: --compare: cannot read $COMPARE" >&2; exit 2
+fi
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$BENCH")"
 BUILD="${ATTN_BUILD_DIR:-$ROOT/build}"
@@ -164,4 +184,11 @@ EOF
   --roofline "$WORK/roofline-start.json" "$WORK/roofline-end.json" \
   --attn "$WORK"/attn-*.json --peers "$WORK"/peers-*.json --meta "$WORK/meta.json" \
   --json-out "$BENCH/results/$STAMP.json" --markdown-out "$BENCH/results/$STAMP.md"
-echo "bench: wrote bench/results/$STAMP.json and .md" >&2
+"$PEERS_PYTHON" bench/plot.py "$BENCH/results/$STAMP.json" \
+  -o "$BENCH/results/$STAMP.png" >&2
+echo "bench: wrote bench/results/$STAMP.json, .md and .png" >&2
+if [ -n "$COMPARE" ]; then
+  echo "bench: comparing with $COMPARE" >&2
+  "$PYTHON" bench/compare.py "$BENCH/results/$STAMP.json" "$COMPARE" \
+    --markdown-out "$BENCH/results/$STAMP-compare.md"
+fi

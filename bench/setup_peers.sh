@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Creates bench/.venv-peers with the peers the benchmark times (PyTorch,
-# ONNX Runtime, onnx to build the graphs, numpy), from PyPI only.
+# ONNX Runtime, onnx to build the graphs, numpy) and matplotlib for the
+# roofline plot, from PyPI only.
 # Idempotent: a second run installs nothing unless requirements-peers.txt
 # changed (its sha256 is stamped into the venv).
 set -euo pipefail
@@ -20,4 +21,4 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$STAMP"
 fi
 # Fail here, not in the middle of a run, if an install is broken.
-"$VENV/bin/python" -c "import torch, onnxruntime, onnx, numpy"
+"$VENV/bin/python" -c "import torch, onnxruntime, onnx, numpy, matplotlib"

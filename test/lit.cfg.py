@@ -15,6 +15,7 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", 
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%examples", os.path.join(config.attn_src_root, "examples")))
+config.substitutions.append(("%attn_src", config.attn_src_root))
 config.substitutions.append(("%python", config.python_executable))
 # The build tree and the CMake and Ninja of the project venv (CMake >= 3.28,
 # from PyPI), for the test that installs attn and builds an app against it.
