@@ -190,6 +190,20 @@ class Kernel:
         return "fma"
 
     @property
+    def gather_bytes(self) -> int:
+        """Bytes a deformable row's bilinear samples must read: 4 corners of
+        `depth` values per (query, head, level, point), each corner a row of
+        the value tensor at a data-dependent offset (the gather ceiling of
+        issue 24 divides them by the probe's random-gather bandwidth); 0 for
+        the other families and for gradient rows."""
+        if self.family != "deformable" or self.grad:
+            return 0
+        p = self.params
+        samples = (p["batch"] * p["queries"] * p["heads"] * len(p["levels"])
+                   * p["points"])
+        return self.element_bytes * 4 * p["depth"] * samples
+
+    @property
     def intensity(self) -> float:
         """FLOPs per compulsory byte."""
         return self.flops / self.compulsory_bytes
@@ -724,8 +738,16 @@ if __name__ == "__main__":
                      + ", ".join(stale)
                      + " (run python3 bench/kernels.py --write-specs)")
         sys.exit(0)
+    if sys.argv[1:] == ["--gather-table"]:
+        # The probe's gather table (bench/run.sh): the deformable encoder's
+        # value tensor, bytes and the floats of one gathered row.
+        encoder = KERNELS_BY_NAME["deformable_encoder"]
+        print(encoder.element_bytes * _elements(encoder.shapes["value"]),
+              encoder.params["depth"])
+        sys.exit(0)
     if sys.argv[1:]:
-        sys.exit("usage: kernels.py [--write-specs | --check-specs]")
+        sys.exit("usage: kernels.py [--write-specs | --check-specs | "
+                 "--gather-table]")
     # A quick look at the table of work: python3 bench/kernels.py
     width = max(len(kernel.name) for kernel in KERNELS)
     print(f"{'kernel':<{width}} {'group':<8} {'GFLOP':>9} {'MB':>9} "

@@ -185,7 +185,8 @@ class Ceilings:
     stream_kind names the STREAM kernel (copy or triad) that measured the
     stream bandwidth; read is None for a probe without the read measurement,
     bf16_dot for one without the bf16 dot-product peak (no AVX512-BF16, or a
-    probe older than it)."""
+    probe older than it), gather for one without the random-gather
+    bandwidth (the deformable rows' gather ceiling)."""
 
     def __init__(self, rooflines):
         self.peak = max(r["fma_peak_gflops"] for r in rooflines)
@@ -199,6 +200,9 @@ class Ceilings:
         dots = [r["bf16_dot_peak_gflops"] for r in rooflines
                 if r.get("bf16_dot_peak_gflops")]
         self.bf16_dot = max(dots) if dots else None
+        gathers = [r["gather_bandwidth_gbs"] for r in rooflines
+                   if r.get("gather_bandwidth_gbs")]
+        self.gather = max(gathers) if gathers else None
 
     def label(self, kernel):
         """compute, bf16 dot, copy, triad or read: what the kernel is
@@ -231,6 +235,13 @@ def annotate(record, ceilings):
     if ceilings.read:
         record["fraction_of_read_bandwidth"] = (
             kernel.compulsory_bytes / seconds * 1e-9 / ceilings.read)
+    if kernel.gather_bytes and ceilings.gather:
+        # The time the samples' corner reads take at the gather bandwidth,
+        # over the kernel's time (issue 24).
+        record["gather_ceiling_ms"] = (
+            kernel.gather_bytes / (ceilings.gather * 1e9) * 1e3)
+        record["fraction_of_gather_ceiling"] = (
+            record["gather_ceiling_ms"] / record["median_ms"])
     if kernel.compute_ceiling == "bf16_dot" and ceilings.bf16_dot:
         record["fraction_of_bf16_dot_peak"] = (
             kernel.flops / seconds * 1e-9 / ceilings.bf16_dot)
@@ -455,6 +466,14 @@ def markdown(rows, verdicts, rooflines, ceilings, attn, meta):
         out.append("| bf16 dot product, vdpbf16ps (GFLOP/s) | "
                    + " | ".join(_fmt(v, ".1f") for v in values)
                    + f" | {ceilings.bf16_dot:.1f} |")
+    if ceilings.gather is not None:
+        values = [r.get("gather_bandwidth_gbs") for r in rooflines]
+        table = rooflines[0].get("gather", {})
+        out.append(f"| random gather, {table.get('row_floats', '?')}-float "
+                   f"rows of a {table.get('table_bytes', 0) / 2**20:.1f} MiB "
+                   "table (GB/s) | "
+                   + " | ".join(_fmt(v, ".1f") for v in values)
+                   + f" | {ceilings.gather:.1f} |")
     balance = peak / bandwidth
     out.append("")
     out.append(f"Machine balance: {balance:.1f} FLOP/byte (kernels below it "
@@ -488,6 +507,22 @@ def markdown(rows, verdicts, rooflines, ceilings, attn, meta):
                 f"{100 * r['fraction_of_fma_peak']:.1f}% | "
                 + (f"{r['attn_speedup']:.2f}x" if "attn_speedup" in r
                    else ("—" if r["impl"] == "attn" else "n/a")) + " |")
+    gathered = [(name, r) for name, records in rows.items() for r in records
+                if "fraction_of_gather_ceiling" in r]
+    if gathered:
+        out.append("")
+        out.append("Deformable rows against the gather ceiling (their corner "
+                   "reads, 4 x D values per sample, at the random-gather "
+                   "bandwidth):")
+        out.append("")
+        out.append("| kernel | impl | gathered MB | gather ceiling ms | "
+                   "median ms | of gather ceiling |")
+        out.append("|---|---|---:|---:|---:|---:|")
+        for name, r in gathered:
+            out.append(f"| {name} | {r['impl']} | "
+                       f"{KERNELS_BY_NAME[name].gather_bytes / 1e6:.0f} | "
+                       f"{r['gather_ceiling_ms']:.2f} | {r['median_ms']:.2f} | "
+                       f"{100 * r['fraction_of_gather_ceiling']:.1f}% |")
     llc = max(r["stream"].get("llc_bytes", 0) for r in rooflines)
     above = [(KERNELS_BY_NAME[name], r) for name, records in rows.items()
              for r in records if r.get("fraction_of_roofline", 0) > 1]

@@ -5,8 +5,9 @@
 #     checks bench/specs against bench/kernels.py and every peer against the
 #     attn reference runtime on small shapes (bench/check_peers.py);
 #  2. builds the roofline probe with the system g++ and measures the FMA peak,
-#     the bf16 dot-product peak (vdpbf16ps, AVX512-BF16 CPUs only), stream and
-#     read-only bandwidth (again at the end of the run: the larger binds);
+#     the bf16 dot-product peak (vdpbf16ps, AVX512-BF16 CPUs only), stream,
+#     read-only and random-gather bandwidth (again at the end of the run: the
+#     larger binds);
 #  3. times every kernel of bench/kernels.py with attn-run --bench, then with
 #     PyTorch and ONNX Runtime, all with 2 threads;
 #  4. writes bench/results/<stamp>.json (+ .md) and prints the table.
@@ -112,8 +113,12 @@ case "$LOAD_BEFORE" in
           "the numbers" >&2 ;;
 esac
 
+# The gather ceiling's table: the deformable encoder's value tensor.
+read -r GATHER_BYTES GATHER_ROW_FLOATS < <("$PYTHON" bench/kernels.py --gather-table)
+PROBE_ARGS=(--threads 2 --gather-table-bytes "$GATHER_BYTES"
+            --gather-row-floats "$GATHER_ROW_FLOATS")
 echo "bench: roofline probe (start)" >&2
-"$PROBE" --threads 2 > "$WORK/roofline-start.json"
+"$PROBE" "${PROBE_ARGS[@]}" > "$WORK/roofline-start.json"
 for round in $(seq "$ROUNDS"); do
   echo "bench: round $round of $ROUNDS: attn kernels" >&2
   "$PYTHON" bench/attn_bench.py --attn-run "$ATTN_RUN" \
@@ -123,7 +128,7 @@ for round in $(seq "$ROUNDS"); do
     --out "$WORK/peers-$round.json"
 done
 echo "bench: roofline probe (end)" >&2
-"$PROBE" --threads 2 > "$WORK/roofline-end.json"
+"$PROBE" "${PROBE_ARGS[@]}" > "$WORK/roofline-end.json"
 LOAD_AFTER="$(load)"
 times > "$WORK/times-end"
 CPU_END="$(head -1 /proc/stat)" WALL_END="$(date +%s.%N)"

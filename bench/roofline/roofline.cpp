@@ -1,6 +1,7 @@
-//===- roofline.cpp - Measured FMA and bf16 dot peaks, stream bandwidth ---===//
+//===- roofline.cpp - Measured FMA and bf16 dot peaks, memory bandwidths --===//
 //
 //   roofline [--threads N] [--repeats R] [--array-mib M]
+//            [--gather-table-bytes B [--gather-row-floats D]]
 //
 // Measures the ceilings of this machine's roofline with N threads (one
 // per core, pinned) and prints them as one JSON object on stdout:
@@ -24,6 +25,11 @@
 //    streams, into several independent vector
 //    accumulators: the ceiling of a kernel that only reads, such as LLM
 //    decode attention (bench/kernels.py says which rows it binds).
+//  - gather bandwidth (with --gather-table-bytes B): every thread reads
+//    rows of D floats (--gather-row-floats, 32) at random offsets of one
+//    table of B bytes, the access of deformable attention's bilinear
+//    corners into its value tensor (bench/run.sh passes the encoder's value
+//    size, which stays in the last-level cache). GB/s of row bytes read.
 //
 // Every figure is the median of R repeats. Built by bench/run.sh with
 // g++ -O3 -march=native -pthread (no -ffast-math: the FMA chains must stay).
@@ -33,6 +39,7 @@
 #include <immintrin.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -216,6 +223,8 @@ size_t lastLevelCacheBytes() {
 
 // Four doubles, one AVX2 register (two with SSE only: the compiler splits).
 typedef double Double4 __attribute__((vector_size(32)));
+/// Sixteen floats, one AVX-512 register (two AVX2 ones): a gathered row block.
+typedef float Float16 __attribute__((vector_size(64)));
 
 /// Sum of p[0, count) with kReadAccumulators independent vector accumulators,
 /// so the loop is bound by loads, not by the latency of one add chain.
@@ -337,10 +346,89 @@ StreamResult measureStream(size_t elements, unsigned threads, int repeats) {
           maxOf(read)};
 }
 
+/// The random-gather bandwidth: every thread reads `rowFloats`-float rows at
+/// random row offsets of one table of `tableBytes` (shared by the threads,
+/// like the value tensor of deformable attention that its bilinear corners
+/// read), summing them so the reads stay. GB/s counts the row bytes read.
+struct GatherResult {
+  double medianGBs, minGBs, maxGBs;
+};
+
+/// The longest row measured; rows are read whole into this many sums.
+constexpr int kMaxGatherRowFloats = 256;
+
+GatherResult measureGather(size_t tableBytes, int rowFloats, unsigned threads,
+                           int repeats) {
+  size_t rows = tableBytes / (sizeof(float) * rowFloats);
+  // On 2 MiB pages where the kernel gives them: the ceiling is the cache's,
+  // not the TLB's (4 KiB pages would add a page walk to most random rows).
+  constexpr size_t kHugePage = size_t(2) << 20;
+  size_t allocated = (rows * rowFloats * sizeof(float) + kHugePage - 1) /
+                     kHugePage * kHugePage;
+  auto *table = static_cast<float *>(std::aligned_alloc(kHugePage, allocated));
+  if (table)
+    madvise(table, allocated, MADV_HUGEPAGE);
+  if (!table || rows == 0) {
+    std::fprintf(stderr, "roofline: cannot allocate a %zu-byte gather table\n",
+                 tableBytes);
+    std::exit(1);
+  }
+  runOnThreads(threads, [&](unsigned t) {
+    for (size_t i = rows * rowFloats * t / threads,
+                end = rows * rowFloats * (t + 1) / threads;
+         i < end; ++i)
+      table[i] = 1.0f;
+  });
+  // Enough rows per thread that a repeat takes tens of milliseconds.
+  const size_t gathers = size_t(1) << 21;
+  std::vector<double> sums(threads), gbs;
+  for (int r = -1; r < repeats; ++r) {
+    double seconds = runOnThreads(threads, [&](unsigned t) {
+      uint64_t state = 0x9E3779B97F4A7C15ull * (t + 1) + r;
+      // Independent sums for consecutive rows: no row waits on another's
+      // adds, so the reads of many rows are in flight at once.
+      constexpr int kSums = 4, kBlock = 16;
+      Float16 acc[kSums][kMaxGatherRowFloats / kBlock] = {};
+      int blocks = rowFloats / kBlock;
+      for (size_t g = 0; g < gathers; ++g) {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        size_t row = size_t((state >> 32) * rows >> 32);
+        const float *p = table + row * rowFloats;
+        Float16 *a = acc[g % kSums];
+        for (int b = 0; b < blocks; ++b) {
+          Float16 x;
+          std::memcpy(&x, p + b * kBlock, sizeof(x));
+          a[b] += x;
+        }
+      }
+      double sum = 0;
+      for (int k = 0; k < kSums; ++k)
+        for (int b = 0; b < blocks; ++b)
+          for (int j = 0; j < kBlock; ++j)
+            sum += acc[k][b][j];
+      sums[t] = sum;
+    });
+    for (double sum : sums)
+      if (sum != double(gathers) * rowFloats) {
+        std::fprintf(stderr, "roofline: gather check failed: sum %g\n", sum);
+        std::exit(1);
+      }
+    if (r >= 0)
+      gbs.push_back(double(threads) * gathers * rowFloats * sizeof(float) /
+                    seconds * 1e-9);
+  }
+  std::free(table);
+  return {median(gbs), *std::min_element(gbs.begin(), gbs.end()),
+          *std::max_element(gbs.begin(), gbs.end())};
+}
+
 [[noreturn]] void usage(const char *message) {
   std::fprintf(stderr,
                "roofline: %s\nusage: roofline [--threads N] [--repeats R] "
-               "[--array-mib M]\n",
+               "[--array-mib M] [--gather-table-bytes B "
+               "[--gather-row-floats D]]\n",
                message);
   std::exit(2);
 }
@@ -359,6 +447,7 @@ int main(int argc, char **argv) {
   unsigned threads = 2;
   int repeats = 9;
   long arrayMib = 0;
+  long gatherTableBytes = 0, gatherRowFloats = 32;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     if (i + 1 >= argc)
@@ -369,6 +458,10 @@ int main(int argc, char **argv) {
       repeats = parsePositive("--repeats", argv[++i]);
     else if (flag == "--array-mib")
       arrayMib = parsePositive("--array-mib", argv[++i]);
+    else if (flag == "--gather-table-bytes")
+      gatherTableBytes = parsePositive("--gather-table-bytes", argv[++i]);
+    else if (flag == "--gather-row-floats")
+      gatherRowFloats = parsePositive("--gather-row-floats", argv[++i]);
     else
       usage(("unknown flag " + flag).c_str());
   }
@@ -403,6 +496,13 @@ int main(int argc, char **argv) {
   StreamResult stream =
       measureStream(arrayBytes / sizeof(double), threads, repeats);
 
+  if (gatherRowFloats > kMaxGatherRowFloats || gatherRowFloats % 16)
+    usage("--gather-row-floats must be a multiple of 16, at most 256");
+  GatherResult gather{};
+  if (gatherTableBytes > 0)
+    gather = measureGather(size_t(gatherTableBytes), int(gatherRowFloats),
+                           threads, repeats);
+
   double peak = 0;
   for (const PeakResult &r : fma)
     peak = std::max(peak, r.medianGflops);
@@ -427,6 +527,14 @@ int main(int argc, char **argv) {
   std::printf("  \"stream_bandwidth_gbs\": %.2f,\n",
               std::max(stream.copyGBs, stream.triadGBs));
   std::printf("  \"read_bandwidth_gbs\": %.2f,\n", stream.readGBs);
+  if (gatherTableBytes > 0)
+    std::printf("  \"gather_bandwidth_gbs\": %.2f,\n  \"gather\": "
+                "{\"table_bytes\": %ld, \"row_floats\": %ld, \"median_gbs\": "
+                "%.2f, \"min_gbs\": %.2f, \"max_gbs\": %.2f},\n",
+                gather.medianGBs, gatherTableBytes, gatherRowFloats,
+                gather.medianGBs, gather.minGBs, gather.maxGBs);
+  else
+    std::printf("  \"gather_bandwidth_gbs\": null,\n");
   std::printf("  \"stream\": {\n    \"array_bytes\": %zu,\n    \"llc_bytes\": "
               "%zu,\n",
               arrayBytes, llc);
