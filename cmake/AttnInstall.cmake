@@ -54,6 +54,8 @@ install(FILES cmake/attnConfig.cmake cmake/AttnKernel.cmake
         DESTINATION lib/cmake/attn)
 
 # The Python package (docs/python.md): PYTHONPATH=P/lib/python.
-install(TARGETS _attn LIBRARY DESTINATION lib/python/attn)
-install(DIRECTORY python/attn/ DESTINATION lib/python/attn
-        FILES_MATCHING PATTERN "*.py")
+if(TARGET _attn)
+  install(TARGETS _attn LIBRARY DESTINATION lib/python/attn)
+  install(DIRECTORY python/attn/ DESTINATION lib/python/attn
+          FILES_MATCHING PATTERN "*.py")
+endif()

@@ -48,6 +48,8 @@ if [ ! -f "$BUILD/build.ninja" ]; then
     -DCMAKE_BUILD_TYPE=Release \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
-    -DPython3_EXECUTABLE="$VENV/bin/python" >/dev/null
+    -DPython3_EXECUTABLE="$VENV/bin/python" \
+    -DATTN_SANITIZE="$([ "${ATTN_SANITIZE:-0}" = 1 ] && echo ON || echo OFF)" \
+    >/dev/null
 fi
 cmake --build "$BUILD"

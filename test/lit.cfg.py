@@ -20,6 +20,12 @@ config.substitutions.append(("%python", config.python_executable))
 # The build tree and the CMake and Ninja of the project venv (CMake >= 3.28,
 # from PyPI), for the test that installs attn and builds an app against it.
 config.substitutions.append(("%attn_build", config.attn_obj_root))
+# Features: the Python package is built (not in the sanitizer build, whose
+# instrumented extension cannot load into Python); the sanitizer build.
+if config.attn_python_package:
+    config.available_features.add("python-package")
+if config.attn_sanitize:
+    config.available_features.add("sanitizer")
 # The project venv's Python with the built attn package (python/) importable.
 config.substitutions.append(
     ("%attn_python", "env PYTHONPATH=%s %s" % (
