@@ -106,6 +106,7 @@ const Lowering kLowerings[] = {
     {"arith.muli", &KernelBuilder::lowerIndexArith},
     {"arith.maxui", &KernelBuilder::lowerIndexArith},
     {"arith.divui", &KernelBuilder::lowerIndexArith},
+    {"arith.divsi", &KernelBuilder::lowerIndexArith},
     {"arith.ceildivui", &KernelBuilder::lowerIndexArith},
     {"tensor.pad", &KernelBuilder::lowerPad},
     {"arith.cmpi", &KernelBuilder::lowerCmpI},

@@ -190,6 +190,12 @@ LogicalResult KernelBuilder::lowerCast(Operation *operation) {
   return success();
 }
 
+Expr KernelBuilder::indexValue(OpFoldResult value) {
+  if (std::optional<int64_t> known = getConstantIntValue(value))
+    return Halide::Internal::make_const(Halide::UInt(64), *known);
+  return scalars.lookup(cast<Value>(value));
+}
+
 FailureOr<Expr> KernelBuilder::indexOperand(Operation *op, OpFoldResult value,
                                              const std::string &what) {
   if (std::optional<int64_t> known = getConstantIntValue(value)) {
@@ -349,6 +355,17 @@ LogicalResult KernelBuilder::lowerPad(Operation *operation) {
     if (failed(lowPad) || failed(highPad))
       return failure();
     low.push_back(*lowPad);
+    if (!getConstantIntValue(lowValue) || !getConstantIntValue(highValue)) {
+      // Summed as the index values they are, so that a pad to a run-time
+      // size (n + (L - n)) simplifies to L: Halide cannot bound the 32-bit
+      // sum of a wrapping 64-bit difference, and a reverse scan over this
+      // dim needs its extent bounded.
+      Expr wide = Halide::Internal::simplify(
+          indexValue(lowValue) + Halide::cast(Halide::UInt(64), source.shape[d]) +
+          indexValue(highValue));
+      computed.push_back(Halide::cast<int32_t>(wide));
+      continue;
+    }
     computed.push_back(
         Halide::Internal::simplify(*lowPad + source.shape[d] + *highPad));
   }
@@ -406,6 +423,13 @@ LogicalResult KernelBuilder::lowerDim(Operation *operation) {
   return success();
 }
 
+/// 1 or 0 as a UInt(64): arithmetic, not a select, keeps a size a single
+/// point for Halide's bounds inference (a select of two sizes is an
+/// interval, which a reverse scan's index cannot be bounded by).
+static Expr unsignedBit(Expr condition) {
+  return Halide::cast(Halide::UInt(64), condition);
+}
+
 // index arithmetic wraps at 64 bits, as arith specifies; UInt(64) Exprs
 // wrap the same way in Halide.
 LogicalResult KernelBuilder::lowerIndexArith(Operation *op) {
@@ -424,12 +448,17 @@ LogicalResult KernelBuilder::lowerIndexArith(Operation *op) {
           .Case([&](arith::MulIOp) { return a * b; })
           .Case([&](arith::MaxUIOp) { return Halide::max(a, b); })
           .Case([&](arith::DivUIOp) { return a / b; })
+          .Case([&](arith::DivSIOp) {
+            // Toward zero, as arith says (Halide's signed division rounds
+            // down): the magnitudes' quotient, negated (mod 2^64) when the
+            // signs differ.
+            Expr sa = Halide::reinterpret(Halide::Int(64), a);
+            Expr sb = Halide::reinterpret(Halide::Int(64), b);
+            Expr magnitude = Halide::abs(sa) / Halide::abs(sb);
+            return magnitude * (1 - 2 * unsignedBit((sa < 0) != (sb < 0)));
+          })
           .Case([&](arith::CeilDivUIOp) {
-            Expr zero = Halide::Internal::make_zero(Halide::UInt(64));
-            return a / b + Halide::select(a % b != zero,
-                                          Halide::Internal::make_one(
-                                              Halide::UInt(64)),
-                                          zero);
+            return a / b + unsignedBit(a % b != 0);
           });
   return success();
 }

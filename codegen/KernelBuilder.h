@@ -238,6 +238,9 @@ private:
   // Used by one family: AlgorithmShapes.cpp.
   /// The scalar Expr of an index or i1 value, or an error at `user`.
   FailureOr<Expr> scalar(Operation *user, Value value);
+  /// A static or run-time size of a shape op as a UInt(64) Expr, as
+  /// `scalars` holds index values (after indexOperand has checked it).
+  Expr indexValue(OpFoldResult value);
   /// A static or run-time offset, size, pad or output_shape entry of a shape
   /// op as an Int32 Expr; a run-time one is required to fit a Halide dim.
   FailureOr<Expr> indexOperand(Operation *op, OpFoldResult value,
