@@ -77,6 +77,21 @@ Int linearAttentionMacs(Int contextBatch, Int batch, Int n, Int m, Int dk,
   return macs;
 }
 
+/// Causal chunked form over `positions` rows (n = m, or the padded length
+/// of a dynamic n) in chunks of `chunk`: batch * positions * chunk *
+/// (dk + dv) for causal attention inside the chunks, contextBatch *
+/// positions * dk * dv for the chunk states phi(K_c)^T V_c and batch *
+/// positions * dk * dv for phi(Q_c) times their prefix sums. The row sums of
+/// a `sum` step are a prefix sum and a product with phi(Q): elementwise, no
+/// MACs. For whole chunks this is the sum of the MACs the rewrite emits
+/// (test/unit/ReassociateTest.cpp).
+template <typename Int>
+Int chunkedCausalAttentionMacs(Int contextBatch, Int batch, Int positions,
+                               Int chunk, Int dk, Int dv) {
+  return batch * positions * chunk * (dk + dv) +
+         contextBatch * positions * dk * dv + batch * positions * dk * dv;
+}
+
 } // namespace mlir::attn
 
 #endif // ATTN_PASSES_COSTMODEL_H
