@@ -9,7 +9,9 @@
 #ifndef ATTN_PASSES_COSTMODEL_H
 #define ATTN_PASSES_COSTMODEL_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Operation.h"
+#include "mlir/IR/OwningOpRef.h"
 
 #include <cstdint>
 #include <optional>
@@ -34,6 +36,12 @@ enum class CostStatus {
 /// Estimates `op` under the model. Elementwise ops count no floats when they
 /// can write into an operand's buffer (same shape, no other user).
 CostStatus estimateOpCost(Operation *op, OpCost &cost);
+
+/// A copy of `func` as it runs when each `?` dim of its arguments is `size`:
+/// its ops' result types follow from them, and each scf.if is replaced by the
+/// branch that runs (DynamicSizes.cpp). For estimateOpCost only: the copy
+/// is not verified. Ops whose sizes stay unknown keep their `?` dims.
+OwningOpRef<func::FuncOp> withDynamicSize(func::FuncOp func, int64_t size);
 
 /// Saturating arithmetic so absurd static sizes print a ceiling, not garbage.
 uint64_t saturatingMul(uint64_t lhs, uint64_t rhs);

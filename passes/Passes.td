@@ -22,7 +22,17 @@ def AttnCostPass : Pass<"attn-cost", "mlir::ModuleOp"> {
     elementwise ops work in place when their input has no other user;
     attention ops count their internal scores (n x m) or context (dk x dv)
     plus their output. See docs/cost-model.md.
+
+    Ops with dynamic sizes are not counted, unless `dynamic-size` gives every
+    `?` dim of the arguments a size: then each function is costed as it runs
+    at that size (its ops' sizes follow from the arguments; an scf.if counts
+    the branch that runs).
   }];
+  let options = [
+    Option<"dynamicSize", "dynamic-size", "int64_t", /*default=*/"-1",
+           "Cost each function with every `?` dim of its arguments of this "
+           "size (-1: ops with dynamic sizes are not counted)">,
+  ];
 }
 
 def AttnWidenToF32Pass : Pass<"attn-widen-to-f32", "mlir::ModuleOp"> {
