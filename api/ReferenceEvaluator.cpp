@@ -540,8 +540,7 @@ LogicalResult Interpreter::shapeStep(Operation *op) {
         if (failed(checkSliceRank(op, op.getSourceType(), op.getType())))
           return failure();
         return call(op, result, [&](rt::Tensor &out) {
-          return rt::slice(get(op.getSource()),
-                           resolve(op.getMixedOffsets()),
+          return rt::slice(get(op.getSource()), resolve(op.getMixedOffsets()),
                            resolve(op.getMixedSizes()),
                            resolve(op.getMixedStrides()), out);
         });
@@ -580,8 +579,7 @@ LogicalResult Interpreter::pad(tensor::PadOp op) {
            << source.shapeString() << " to " << rt::formatShape(shape)
            << ": pads must be >= 0";
   rt::Tensor filled(shape);
-  std::fill(filled.data.begin(), filled.data.end(),
-            padding.getValueAsDouble());
+  std::fill(filled.data.begin(), filled.data.end(), padding.getValueAsDouble());
   return call(op, op.getResult(), [&](rt::Tensor &out) {
     return rt::insertSlice(source, filled, low,
                            std::vector<int64_t>(shape.size(), 1), out);

@@ -28,15 +28,12 @@ LogicalResult KernelBuilder::lowerExpandShape(Operation *operation) {
   auto op = cast<tensor::ExpandShapeOp>(operation);
   const TensorFunc &input = get(op.getSrc());
   // A dynamic dim is its output_shape value (a run-time chunk count).
-  std::vector<Expr> computed;
-  for (OpFoldResult size : op.getMixedOutputShape()) {
-    FailureOr<Expr> extent = indexOperand(op, size, "output_shape entry");
-    if (failed(extent))
-      return failure();
-    computed.push_back(*extent);
-  }
+  FailureOr<std::vector<Expr>> computed =
+      indexOperands(op, op.getMixedOutputShape(), "output_shape entry");
+  if (failed(computed))
+    return failure();
   FailureOr<std::vector<Expr>> shape =
-      extents(op, op.getResultType(), computed);
+      extents(op, op.getResultType(), *computed);
   if (failed(shape))
     return failure();
   std::vector<Var> vars = makeVars(shape->size());
@@ -197,7 +194,7 @@ Expr KernelBuilder::indexValue(OpFoldResult value) {
 }
 
 FailureOr<Expr> KernelBuilder::indexOperand(Operation *op, OpFoldResult value,
-                                             const std::string &what) {
+                                            const std::string &what) {
   if (std::optional<int64_t> known = getConstantIntValue(value)) {
     if (*known < 0 || *known > std::numeric_limits<int32_t>::max())
       return op->emitError("codegen: ")
@@ -216,27 +213,39 @@ FailureOr<Expr> KernelBuilder::indexOperand(Operation *op, OpFoldResult value,
   return Halide::cast<int32_t>(*index);
 }
 
+FailureOr<std::vector<Expr>>
+KernelBuilder::indexOperands(Operation *op, ArrayRef<OpFoldResult> values,
+                             const std::string &what) {
+  std::vector<Expr> exprs;
+  for (OpFoldResult value : values) {
+    FailureOr<Expr> expr = indexOperand(op, value, what);
+    if (failed(expr))
+      return failure();
+    exprs.push_back(*expr);
+  }
+  return exprs;
+}
+
 FailureOr<KernelBuilder::SliceWindow>
 KernelBuilder::sliceWindow(OffsetSizeAndStrideOpInterface op,
                            const std::vector<Expr> &whole,
                            const std::string &name, StringRef access) {
   if (!op.getStrides().empty())
-    return op->emitError("codegen needs static strides for ")
-           << op->getName();
-  SliceWindow window;
-  ArrayRef<int64_t> strides = op.getStaticStrides();
-  for (auto [d, offsetValue, sizeValue] :
-       llvm::enumerate(op.getMixedOffsets(), op.getMixedSizes())) {
-    FailureOr<Expr> offset = indexOperand(op, offsetValue, "offset");
-    FailureOr<Expr> size = indexOperand(op, sizeValue, "size");
-    if (failed(offset) || failed(size))
-      return failure();
-    int64_t stride = strides[d];
+    return op->emitError("codegen needs static strides for ") << op->getName();
+  FailureOr<std::vector<Expr>> offsets =
+      indexOperands(op, op.getMixedOffsets(), "offset");
+  FailureOr<std::vector<Expr>> sizes =
+      indexOperands(op, op.getMixedSizes(), "size");
+  if (failed(offsets) || failed(sizes))
+    return failure();
+  SliceWindow window{*offsets, *sizes, {}};
+  for (auto [d, stride] : llvm::enumerate(op.getStaticStrides())) {
+    Expr offset = window.offsets[d], size = window.sizes[d];
     std::string message = func.getSymName().str() + ": " + name + " " +
                           access.str() + " dim " + std::to_string(d) +
                           " out of bounds";
-    auto staticOffset = Halide::Internal::as_const_int(*offset);
-    auto staticSize = Halide::Internal::as_const_int(*size);
+    auto staticOffset = Halide::Internal::as_const_int(offset);
+    auto staticSize = Halide::Internal::as_const_int(size);
     if (staticOffset && staticSize) {
       if (*staticOffset + (*staticSize - 1) * stride >
           std::numeric_limits<int32_t>::max())
@@ -253,12 +262,10 @@ KernelBuilder::sliceWindow(OffsetSizeAndStrideOpInterface op,
       // In 64 bits: the last index of a run-time block may overflow 32.
       auto wide = [](Expr x) { return Halide::cast<int64_t>(x); };
       algorithm.requirements.emplace_back(
-          *size == 0 || wide(*offset) + (wide(*size) - 1) * Expr(stride) <
-                            wide(whole[d]),
+          size == 0 ||
+              wide(offset) + (wide(size) - 1) * Expr(stride) < wide(whole[d]),
           message);
     }
-    window.offsets.push_back(*offset);
-    window.sizes.push_back(*size);
     window.strides.push_back(static_cast<int32_t>(stride));
   }
   return window;
@@ -277,8 +284,7 @@ LogicalResult KernelBuilder::lowerExtractSlice(Operation *operation) {
   FailureOr<SliceWindow> window = sliceWindow(op, input.shape, name, "reads");
   if (failed(window))
     return failure();
-  FailureOr<std::vector<Expr>> shape =
-      extents(op, op.getType(), window->sizes);
+  FailureOr<std::vector<Expr>> shape = extents(op, op.getType(), window->sizes);
   if (failed(shape))
     return failure();
   std::vector<Var> vars = makeVars(input.rank());
@@ -347,27 +353,29 @@ LogicalResult KernelBuilder::lowerPad(Operation *operation) {
     return op.emitError("codegen needs a constant float padding value for "
                         "tensor.pad");
   const TensorFunc &source = get(op.getSource());
-  std::vector<Expr> low, computed;
+  FailureOr<std::vector<Expr>> low =
+      indexOperands(op, op.getMixedLowPad(), "low pad");
+  FailureOr<std::vector<Expr>> high =
+      indexOperands(op, op.getMixedHighPad(), "high pad");
+  if (failed(low) || failed(high))
+    return failure();
+  std::vector<Expr> computed;
   for (auto [d, lowValue, highValue] :
        llvm::enumerate(op.getMixedLowPad(), op.getMixedHighPad())) {
-    FailureOr<Expr> lowPad = indexOperand(op, lowValue, "low pad");
-    FailureOr<Expr> highPad = indexOperand(op, highValue, "high pad");
-    if (failed(lowPad) || failed(highPad))
-      return failure();
-    low.push_back(*lowPad);
     if (!getConstantIntValue(lowValue) || !getConstantIntValue(highValue)) {
       // Summed as the index values they are, so that a pad to a run-time
       // size (n + (L - n)) simplifies to L: Halide cannot bound the 32-bit
       // sum of a wrapping 64-bit difference, and a reverse scan over this
       // dim needs its extent bounded.
       Expr wide = Halide::Internal::simplify(
-          indexValue(lowValue) + Halide::cast(Halide::UInt(64), source.shape[d]) +
+          indexValue(lowValue) +
+          Halide::cast(Halide::UInt(64), source.shape[d]) +
           indexValue(highValue));
       computed.push_back(Halide::cast<int32_t>(wide));
       continue;
     }
     computed.push_back(
-        Halide::Internal::simplify(*lowPad + source.shape[d] + *highPad));
+        Halide::Internal::simplify((*low)[d] + source.shape[d] + (*high)[d]));
   }
   FailureOr<std::vector<Expr>> shape =
       extents(op, op.getResultType(), computed);
@@ -377,8 +385,8 @@ LogicalResult KernelBuilder::lowerPad(Operation *operation) {
   Expr inside = Halide::Internal::const_true();
   Index sourceAt;
   for (size_t d = 0; d < source.rank(); ++d) {
-    Expr relative = vars[d] - low[d];
-    if (Halide::Internal::is_const_zero(low[d]) &&
+    Expr relative = vars[d] - (*low)[d];
+    if (Halide::Internal::is_const_zero((*low)[d]) &&
         Halide::Internal::is_const_zero(
             Halide::Internal::simplify((*shape)[d] - source.shape[d]))) {
       sourceAt.push_back(relative); // an unpadded dim

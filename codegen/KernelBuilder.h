@@ -245,6 +245,10 @@ private:
   /// op as an Int32 Expr; a run-time one is required to fit a Halide dim.
   FailureOr<Expr> indexOperand(Operation *op, OpFoldResult value,
                                const std::string &what);
+  /// indexOperand of each of `values`.
+  FailureOr<std::vector<Expr>> indexOperands(Operation *op,
+                                             ArrayRef<OpFoldResult> values,
+                                             const std::string &what);
   /// The block of a tensor.extract_slice or insert_slice (static strides),
   /// with requirements that it lies inside `whole` (what it `access`es).
   struct SliceWindow {
@@ -253,8 +257,7 @@ private:
   };
   FailureOr<SliceWindow> sliceWindow(OffsetSizeAndStrideOpInterface op,
                                      const std::vector<Expr> &whole,
-                                     const std::string &name,
-                                     StringRef access);
+                                     const std::string &name, StringRef access);
 
   // Used by one family: AlgorithmAttention.cpp.
   /// Description of a dot-product attention for the shared lowering of

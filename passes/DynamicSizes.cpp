@@ -60,9 +60,8 @@ Type refinedType(Operation *op) {
             staticSizes(pad.getMixedHighPad()));
       })
       .Case([](tensor::ExpandShapeOp expand) -> Type {
-        return RankedTensorType::get(
-            staticSizes(expand.getMixedOutputShape()),
-            expand.getResultType().getElementType());
+        return RankedTensorType::get(staticSizes(expand.getMixedOutputShape()),
+                                     expand.getResultType().getElementType());
       })
       .Case([](tensor::CollapseShapeOp collapse) -> Type {
         return tensor::CollapseShapeOp::inferCollapsedType(
@@ -80,9 +79,8 @@ Type refinedType(Operation *op) {
       })
       .Case<arith::ExtFOp, arith::TruncFOp>([](Operation *op) -> Type {
         auto operand = cast<RankedTensorType>(op->getOperand(0).getType());
-        return operand.clone(
-            cast<RankedTensorType>(op->getResult(0).getType())
-                .getElementType());
+        return operand.clone(cast<RankedTensorType>(op->getResult(0).getType())
+                                 .getElementType());
       })
       .Default([](Operation *) { return Type(); });
 }
@@ -90,8 +88,7 @@ Type refinedType(Operation *op) {
 /// Replaces a size computation (tensor.dim, index arith) whose operands are
 /// constants by its constant. Returns true if it did.
 bool foldSize(Operation *op) {
-  if (op->getNumResults() != 1 ||
-      !op->getResult(0).getType().isIntOrIndex() ||
+  if (op->getNumResults() != 1 || !op->getResult(0).getType().isIntOrIndex() ||
       isa<arith::ConstantOp>(op))
     return false;
   SmallVector<Attribute> operands;
@@ -122,9 +119,8 @@ void refineBlock(Block &block) {
     if (auto choice = dyn_cast<scf::IfOp>(op)) {
       IntegerAttr condition;
       if (matchPattern(choice.getCondition(), m_Constant(&condition))) {
-        Block *taken =
-            condition.getValue().isZero() ? choice.elseBlock()
-                                          : choice.thenBlock();
+        Block *taken = condition.getValue().isZero() ? choice.elseBlock()
+                                                     : choice.thenBlock();
         Operation *yield = taken->getTerminator();
         // The branch's ops run in its place, refined next.
         if (&taken->front() != yield)

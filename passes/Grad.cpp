@@ -386,11 +386,10 @@ LogicalResult Differentiator::extractSlice(tensor::ExtractSliceOp op,
     return op.emitError("--attn-grad differentiates tensor.extract_slice "
                         "with no rank reduction only");
   Location loc = op.getLoc();
-  accumulate(op.getSource(),
-             tensor::InsertSliceOp::create(
-                 b, loc, g, zerosOfType(loc, op.getSource()),
-                 op.getMixedOffsets(), op.getMixedSizes(),
-                 op.getMixedStrides()));
+  accumulate(op.getSource(), tensor::InsertSliceOp::create(
+                                 b, loc, g, zerosOfType(loc, op.getSource()),
+                                 op.getMixedOffsets(), op.getMixedSizes(),
+                                 op.getMixedStrides()));
   return success();
 }
 
@@ -401,17 +400,16 @@ LogicalResult Differentiator::insertSlice(tensor::InsertSliceOp op, Value g) {
     return op.emitError("--attn-grad differentiates tensor.insert_slice "
                         "with no rank reduction only");
   Location loc = op.getLoc();
-  accumulate(op.getSource(), tensor::ExtractSliceOp::create(
-                                 b, loc, op.getSourceType(), g,
-                                 op.getMixedOffsets(), op.getMixedSizes(),
-                                 op.getMixedStrides()));
+  accumulate(op.getSource(),
+             tensor::ExtractSliceOp::create(
+                 b, loc, op.getSourceType(), g, op.getMixedOffsets(),
+                 op.getMixedSizes(), op.getMixedStrides()));
   if (op.getDest().getDefiningOp<arith::ConstantOp>())
     return success();
-  accumulate(op.getDest(),
-             tensor::InsertSliceOp::create(
-                 b, loc, zerosOfType(loc, op.getSource()), g,
-                 op.getMixedOffsets(), op.getMixedSizes(),
-                 op.getMixedStrides()));
+  accumulate(op.getDest(), tensor::InsertSliceOp::create(
+                               b, loc, zerosOfType(loc, op.getSource()), g,
+                               op.getMixedOffsets(), op.getMixedSizes(),
+                               op.getMixedStrides()));
   return success();
 }
 

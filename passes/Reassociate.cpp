@@ -202,83 +202,59 @@ struct IndexExpr {
       return value;
     return arith::ConstantIndexOp::create(*builder, loc, int64_t(*known));
   }
-  friend IndexExpr operator+(IndexExpr l, IndexExpr r) {
+  /// l `Op` r: `fold`ed when both are known; a side that is its identity
+  /// (leftIdentity for l, rightIdentity for r) gives the other; else an
+  /// arith op.
+  template <typename Op, typename Fold>
+  static IndexExpr combine(IndexExpr l, IndexExpr r, Fold fold,
+                           std::optional<uint64_t> leftIdentity,
+                           std::optional<uint64_t> rightIdentity) {
     if (l.known && r.known)
-      return {l.builder, l.loc, Value(), *l.known + *r.known};
-    if (l.known == 0u)
+      return {l.builder, l.loc, Value(), fold(*l.known, *r.known)};
+    if (leftIdentity && l.known == leftIdentity)
       return r;
-    if (r.known == 0u)
+    if (rightIdentity && r.known == rightIdentity)
       return l;
     return {l.builder, l.loc,
-            arith::AddIOp::create(*l.builder, l.loc, l.materialize(),
-                                  r.materialize()),
+            Op::create(*l.builder, l.loc, l.materialize(), r.materialize()),
             std::nullopt};
   }
+  friend IndexExpr operator+(IndexExpr l, IndexExpr r) {
+    return combine<arith::AddIOp>(
+        l, r, [](uint64_t a, uint64_t b) { return a + b; }, 0, 0);
+  }
   friend IndexExpr operator*(IndexExpr l, IndexExpr r) {
-    if (l.known && r.known)
-      return {l.builder, l.loc, Value(), *l.known * *r.known};
-    if (l.known == 1u)
-      return r;
-    if (r.known == 1u)
-      return l;
-    return {l.builder, l.loc,
-            arith::MulIOp::create(*l.builder, l.loc, l.materialize(),
-                                  r.materialize()),
-            std::nullopt};
+    return combine<arith::MulIOp>(
+        l, r, [](uint64_t a, uint64_t b) { return a * b; }, 1, 1);
   }
   /// l - r, l >= r.
   friend IndexExpr operator-(IndexExpr l, IndexExpr r) {
-    if (l.known && r.known)
-      return {l.builder, l.loc, Value(), *l.known - *r.known};
-    if (r.known == 0u)
-      return l;
-    return {l.builder, l.loc,
-            arith::SubIOp::create(*l.builder, l.loc, l.materialize(),
-                                  r.materialize()),
-            std::nullopt};
+    return combine<arith::SubIOp>(
+        l, r, [](uint64_t a, uint64_t b) { return a - b; }, std::nullopt, 0);
   }
   friend IndexExpr max(IndexExpr l, IndexExpr r) {
-    if (l.known && r.known)
-      return {l.builder, l.loc, Value(), std::max(*l.known, *r.known)};
-    if (l.known == 0u || (l.value && l.value == r.value))
-      return r;
-    if (r.known == 0u)
+    if (l.value && l.value == r.value)
       return l;
-    return {l.builder, l.loc,
-            arith::MaxUIOp::create(*l.builder, l.loc, l.materialize(),
-                                   r.materialize()),
-            std::nullopt};
+    return combine<arith::MaxUIOp>(
+        l, r, [](uint64_t a, uint64_t b) { return std::max(a, b); }, 0, 0);
+  }
+  /// The size two broadcast dims agree on: 1 stretches, so it is the max.
+  friend IndexExpr broadcastMax(IndexExpr l, IndexExpr r) {
+    return combine<arith::MaxUIOp>(
+        l, r, [](uint64_t a, uint64_t b) { return std::max(a, b); }, 1, 1);
   }
   /// ceil(this / divisor), divisor > 0.
   IndexExpr ceilDiv(uint64_t divisor) const {
-    if (known)
-      return {builder, loc, Value(), (*known + divisor - 1) / divisor};
-    if (divisor == 1)
-      return *this;
-    return {builder, loc,
-            arith::CeilDivUIOp::create(
-                *builder, loc, value,
-                arith::ConstantIndexOp::create(*builder, loc, int64_t(divisor))),
-            std::nullopt};
+    return combine<arith::CeilDivUIOp>(
+        *this, {builder, loc, Value(), divisor},
+        [](uint64_t a, uint64_t b) { return a / b + (a % b != 0); },
+        std::nullopt, 1);
   }
   /// A static size as an attribute, a dynamic one as its value.
   OpFoldResult foldResult() const {
     if (value)
       return value;
     return builder->getIndexAttr(int64_t(*known));
-  }
-  /// The size two broadcast dims agree on: 1 stretches, so it is the max.
-  friend IndexExpr broadcastMax(IndexExpr l, IndexExpr r) {
-    if (l.known && r.known)
-      return {l.builder, l.loc, Value(), std::max(*l.known, *r.known)};
-    if (l.known == 1u)
-      return r;
-    if (r.known == 1u)
-      return l;
-    return {l.builder, l.loc,
-            arith::MaxUIOp::create(*l.builder, l.loc, l.materialize(),
-                                   r.materialize()),
-            std::nullopt};
   }
 };
 
@@ -418,9 +394,9 @@ Value sliceRows(OpBuilder &b, Location loc, Value x, OpFoldResult offset,
 /// `part` written into rows [offset, ...) of `whole`.
 Value insertRows(OpBuilder &b, Location loc, Value part, Value whole,
                  int64_t offset) {
-  RowWindow window = rowWindow(b, loc, part, b.getIndexAttr(offset),
-                               tensor::getMixedSize(b, loc, part,
-                                                    rankOf(part) - 2));
+  RowWindow window =
+      rowWindow(b, loc, part, b.getIndexAttr(offset),
+                tensor::getMixedSize(b, loc, part, rankOf(part) - 2));
   return tensor::InsertSliceOp::create(b, loc, part, whole, window.offsets,
                                        window.sizes, window.strides);
 }
@@ -510,8 +486,7 @@ Value buildStaticCausalNumerator(OpBuilder &b, Location loc, Value q, Value k,
   Value zeros = arith::ConstantOp::create(
       b, loc,
       DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 0.0)));
-  return insertRows(b, loc, tail, insertRows(b, loc, head, zeros, 0),
-                    headRows);
+  return insertRows(b, loc, tail, insertRows(b, loc, head, zeros, 0), headRows);
 }
 
 /// Exact causal form in chunks of C positions: causal attention inside each
@@ -556,8 +531,8 @@ Value buildCausal(OpBuilder &b, Location loc, DotProductAttentionOp op,
           sliceRows(b, loc, PrefixSumOp::create(b, loc, kPadded, positionDim),
                     zero, rows);
   } else {
-    numerator = buildStaticCausalNumerator(b, loc, q, k, v, plan.positions,
-                                           plan.chunk);
+    numerator =
+        buildStaticCausalNumerator(b, loc, q, k, v, plan.positions, plan.chunk);
     if (plan.sumEps)
       keyPrefix = PrefixSumOp::create(b, loc, k, positionDim);
   }
@@ -620,9 +595,9 @@ Value buildLinearIsCheaper(OpBuilder &b, DotProductAttentionOp op,
   IndexExpr quadratic = quadraticAttentionMacs(batch, n, m, dk, dv);
   IndexExpr linear =
       plan.causal
-          ? chunkedCausalAttentionMacs(
-                contextBatch, batch, paddedPositions(n, m, plan.chunk).rows,
-                sizes.constant(plan.chunk), dk, dv)
+          ? chunkedCausalAttentionMacs(contextBatch, batch,
+                                       paddedPositions(n, m, plan.chunk).rows,
+                                       sizes.constant(plan.chunk), dk, dv)
           : linearAttentionMacs(contextBatch, batch, n, m, dk, dv,
                                 plan.sumEps.has_value());
   return arith::CmpIOp::create(b, op.getLoc(), arith::CmpIPredicate::ult,
@@ -648,8 +623,9 @@ std::string describeForm(const Plan &plan) {
     return form;
   form += " with causal prefix sums in chunks of " + std::to_string(plan.chunk);
   if (plan.padded)
-    return form + " (Q, K and V padded with zero rows to a run-time multiple "
-                  "of " +
+    return form +
+           " (Q, K and V padded with zero rows to a run-time multiple "
+           "of " +
            std::to_string(plan.chunk) + " positions: linear in n)";
   if (int64_t tailRows = plan.positions % plan.chunk) {
     int64_t wholeChunks = plan.positions / plan.chunk;
