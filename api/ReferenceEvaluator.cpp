@@ -8,6 +8,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -101,26 +103,14 @@ static std::vector<rt::SpatialLevel> toRuntimeLevels(ArrayRef<int64_t> flat) {
   return levels;
 }
 
-/// Slices the evaluator runs: static offsets, sizes and strides, and the
-/// slice of the same rank as the whole.
-static LogicalResult checkStaticSlice(OffsetSizeAndStrideOpInterface op,
-                                      RankedTensorType whole,
-                                      RankedTensorType slice) {
-  StringRef name = op->getName().getStringRef();
-  if (!op.getOffsets().empty() || !op.getSizes().empty() ||
-      !op.getStrides().empty())
-    return op->emitError("the reference evaluator needs static offsets, "
-                         "sizes and strides for ")
-           << name;
+/// Slices the evaluator runs: the slice of the same rank as the whole.
+static LogicalResult checkSliceRank(Operation *op, RankedTensorType whole,
+                                    RankedTensorType slice) {
   if (whole.getRank() != slice.getRank())
     return op->emitError("the reference evaluator does not run "
                          "rank-reducing ")
-           << name;
+           << op->getName();
   return success();
-}
-
-static std::vector<int64_t> toVector(ArrayRef<int64_t> values) {
-  return std::vector<int64_t>(values.begin(), values.end());
 }
 
 //===----------------------------------------------------------------------===//
@@ -141,8 +131,14 @@ private:
   LogicalResult tensorStep(Operation *op);
   LogicalResult scalarStep(Operation *op);
   LogicalResult ifOp(scf::IfOp op);
+  /// Slices, pads and reshapes, whose offsets, sizes and output shapes may
+  /// be index values.
+  LogicalResult shapeStep(Operation *op);
   LogicalResult reshape(Operation *op);
+  LogicalResult pad(tensor::PadOp op);
   LogicalResult constant(arith::ConstantOp op);
+  /// Static attributes and index values of a shape op, in order.
+  std::vector<int64_t> resolve(ArrayRef<OpFoldResult> values);
 
   /// Runs one runtime kernel and binds its output to `result`.
   template <typename Kernel>
@@ -233,14 +229,22 @@ LogicalResult Interpreter::step(Operation *op) {
   if (auto ifOperation = dyn_cast<scf::IfOp>(op))
     return ifOp(ifOperation);
   if (isa<tensor::DimOp, arith::AddIOp, arith::SubIOp, arith::MulIOp,
-          arith::CmpIOp, arith::SelectOp, arith::MaxUIOp>(op))
+          arith::DivUIOp, arith::DivSIOp, arith::CeilDivUIOp, arith::CmpIOp,
+          arith::SelectOp, arith::MaxUIOp>(op))
     return scalarStep(op);
-  if (auto constantOp = dyn_cast<arith::ConstantOp>(op);
-      constantOp && isa<IndexType, IntegerType>(constantOp.getType())) {
-    scalars[constantOp] =
-        cast<IntegerAttr>(constantOp.getValue()).getValue().getSExtValue();
-    return success();
+  if (auto constantOp = dyn_cast<arith::ConstantOp>(op)) {
+    if (isa<IndexType, IntegerType>(constantOp.getType())) {
+      scalars[constantOp] =
+          cast<IntegerAttr>(constantOp.getValue()).getValue().getSExtValue();
+      return success();
+    }
+    // A float scalar is a padding value: tensor.pad reads its attribute.
+    if (isa<FloatType>(constantOp.getType()))
+      return success();
   }
+  if (isa<tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::PadOp,
+          tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))
+    return shapeStep(op);
   return tensorStep(op);
 }
 
@@ -281,6 +285,22 @@ LogicalResult Interpreter::scalarStep(Operation *op) {
           .Case([&](arith::SubIOp) { return int64_t(at(0) - at(1)); })
           .Case([&](arith::MulIOp) { return int64_t(at(0) * at(1)); })
           .Case([&](arith::MaxUIOp) { return int64_t(std::max(at(0), at(1))); })
+          .Case([&](arith::DivUIOp) -> std::optional<int64_t> {
+            if (!at(1))
+              return std::nullopt;
+            return int64_t(at(0) / at(1));
+          })
+          .Case([&](arith::CeilDivUIOp) -> std::optional<int64_t> {
+            if (!at(1))
+              return std::nullopt;
+            return int64_t(at(0) / at(1) + (at(0) % at(1) != 0));
+          })
+          .Case([&](arith::DivSIOp) -> std::optional<int64_t> {
+            int64_t lhs = at(0), rhs = at(1);
+            if (!rhs || (lhs == INT64_MIN && rhs == -1))
+              return std::nullopt;
+            return lhs / rhs;
+          })
           .Case([&](arith::SelectOp) { return int64_t(at(0) ? at(1) : at(2)); })
           .Case([&](arith::CmpIOp cmp) -> std::optional<int64_t> {
             int64_t lhs = at(0), rhs = at(1);
@@ -312,7 +332,9 @@ LogicalResult Interpreter::scalarStep(Operation *op) {
           .Default([](Operation *) { return std::nullopt; });
   if (!value)
     return op->emitError("the reference evaluator cannot run this '")
-           << op->getName() << "' op (a dim index must be a constant in range)";
+           << op->getName()
+           << "' op (a dim index must be a constant in range, a divisor "
+              "nonzero)";
   scalars[op->getResult(0)] = *value;
   return success();
 }
@@ -493,28 +515,6 @@ LogicalResult Interpreter::tensorStep(Operation *op) {
                                    toRuntimeLevels(op.getSpatialShapes()), out);
         });
       })
-      .Case([&](tensor::ExtractSliceOp op) -> LogicalResult {
-        if (failed(checkStaticSlice(op, op.getSourceType(), op.getType())))
-          return failure();
-        return call(op, result, [&](rt::Tensor &out) {
-          return rt::slice(get(op.getSource()),
-                           toVector(op.getStaticOffsets()),
-                           toVector(op.getStaticSizes()),
-                           toVector(op.getStaticStrides()), out);
-        });
-      })
-      .Case([&](tensor::InsertSliceOp op) -> LogicalResult {
-        if (failed(checkStaticSlice(op, op.getType(), op.getSourceType())))
-          return failure();
-        // The sizes are the source's shape (the verifier ties the two).
-        return call(op, result, [&](rt::Tensor &out) {
-          return rt::insertSlice(get(op.getSource()), get(op.getDest()),
-                                 toVector(op.getStaticOffsets()),
-                                 toVector(op.getStaticStrides()), out);
-        });
-      })
-      .Case<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
-          [&](Operation *op) { return reshape(op); })
       .Case([&](arith::ConstantOp op) { return constant(op); })
       .Default([](Operation *op) {
         return op->emitError("the reference evaluator cannot run '")
@@ -522,8 +522,72 @@ LogicalResult Interpreter::tensorStep(Operation *op) {
       });
 }
 
+std::vector<int64_t> Interpreter::resolve(ArrayRef<OpFoldResult> values) {
+  std::vector<int64_t> result;
+  for (OpFoldResult value : values) {
+    if (std::optional<int64_t> known = getConstantIntValue(value))
+      result.push_back(*known);
+    else
+      result.push_back(scalars.lookup(cast<Value>(value)));
+  }
+  return result;
+}
+
+LogicalResult Interpreter::shapeStep(Operation *op) {
+  Value result = op->getResult(0);
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](tensor::ExtractSliceOp op) -> LogicalResult {
+        if (failed(checkSliceRank(op, op.getSourceType(), op.getType())))
+          return failure();
+        return call(op, result, [&](rt::Tensor &out) {
+          return rt::slice(get(op.getSource()), resolve(op.getMixedOffsets()),
+                           resolve(op.getMixedSizes()),
+                           resolve(op.getMixedStrides()), out);
+        });
+      })
+      .Case([&](tensor::InsertSliceOp op) -> LogicalResult {
+        if (failed(checkSliceRank(op, op.getType(), op.getSourceType())))
+          return failure();
+        // The sizes are the source's shape (the verifier ties the two).
+        return call(op, result, [&](rt::Tensor &out) {
+          return rt::insertSlice(get(op.getSource()), get(op.getDest()),
+                                 resolve(op.getMixedOffsets()),
+                                 resolve(op.getMixedStrides()), out);
+        });
+      })
+      .Case([&](tensor::PadOp op) { return pad(op); })
+      .Default([&](Operation *op) { return reshape(op); });
+}
+
+/// The source written into a tensor of the padded shape that holds the
+/// padding value everywhere else.
+LogicalResult Interpreter::pad(tensor::PadOp op) {
+  FloatAttr padding;
+  if (!matchPattern(op.getConstantPaddingValue(), m_Constant(&padding)))
+    return op.emitError("the reference evaluator needs a constant float "
+                        "padding value for tensor.pad");
+  const rt::Tensor &source = get(op.getSource());
+  std::vector<int64_t> low = resolve(op.getMixedLowPad());
+  std::vector<int64_t> high = resolve(op.getMixedHighPad());
+  std::vector<int64_t> shape;
+  for (int64_t d = 0; d < source.rank(); ++d)
+    shape.push_back(low[d] + source.shape[d] + high[d]);
+  if (llvm::any_of(low, [](int64_t x) { return x < 0; }) ||
+      llvm::any_of(high, [](int64_t x) { return x < 0; }) ||
+      rt::checkedNumElements(shape) < 0)
+    return op.emitError("tensor.pad of ")
+           << source.shapeString() << " to " << rt::formatShape(shape)
+           << ": pads must be >= 0";
+  rt::Tensor filled(shape);
+  std::fill(filled.data.begin(), filled.data.end(), padding.getValueAsDouble());
+  return call(op, op.getResult(), [&](rt::Tensor &out) {
+    return rt::insertSlice(source, filled, low,
+                           std::vector<int64_t>(shape.size(), 1), out);
+  });
+}
+
 /// Reshapes keep the row-major data; only the shape changes. A collapsed dim
-/// is the product of its group; expanded dims must be static.
+/// is the product of its group; an expanded one is its output_shape entry.
 LogicalResult Interpreter::reshape(Operation *op) {
   const rt::Tensor &input = get(op->getOperand(0));
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
@@ -536,10 +600,7 @@ LogicalResult Interpreter::reshape(Operation *op) {
       shape.push_back(size);
     }
   } else {
-    if (!resultType.hasStaticShape())
-      return op->emitError("the reference evaluator needs a static result "
-                           "shape for tensor.expand_shape");
-    shape.assign(resultType.getShape().begin(), resultType.getShape().end());
+    shape = resolve(cast<tensor::ExpandShapeOp>(op).getMixedOutputShape());
   }
   if (rt::checkedNumElements(shape) != input.numElements())
     return op->emitError("reshape of ")

@@ -105,6 +105,10 @@ const Lowering kLowerings[] = {
     {"arith.subi", &KernelBuilder::lowerIndexArith},
     {"arith.muli", &KernelBuilder::lowerIndexArith},
     {"arith.maxui", &KernelBuilder::lowerIndexArith},
+    {"arith.divui", &KernelBuilder::lowerIndexArith},
+    {"arith.divsi", &KernelBuilder::lowerIndexArith},
+    {"arith.ceildivui", &KernelBuilder::lowerIndexArith},
+    {"tensor.pad", &KernelBuilder::lowerPad},
     {"arith.cmpi", &KernelBuilder::lowerCmpI},
     {"arith.select", &KernelBuilder::lowerSelect},
     {"scf.if", &KernelBuilder::lowerIf},
@@ -549,9 +553,11 @@ LogicalResult KernelBuilder::lowerOp(Operation &op) {
   if (lowering == std::end(kLowerings))
     return op.emitError("codegen does not support '")
            << op.getName() << "' ops";
-  // Size computations (index, i1) check their own types.
+  // Size computations (index, i1) and float scalars (padding values) check
+  // their own types.
   for (Type type : op.getResultTypes())
-    if (!type.isIndex() && !type.isInteger(1) && failed(elementType(&op, type)))
+    if (!type.isIndex() && !type.isInteger(1) && !isa<FloatType>(type) &&
+        failed(elementType(&op, type)))
       return failure();
   if (!isStorageOp(op) &&
       (llvm::any_of(op.getOperandTypes(), isReducedPrecisionTensor) ||

@@ -1,9 +1,10 @@
 //===- AlgorithmShapes.cpp - Reshapes, constants and sizes ----------------===//
 //
-// Tensor reshapes, slices (extract and insert), casts and constants, each
-// one Func of index arithmetic or data; and the size computations and
-// run-time choice (scf.if) that --attn-reassociate emits for dynamic sizes:
-// index and i1 values are scalar Exprs of the input extents, not Funcs.
+// Tensor reshapes, slices (extract and insert), pads, casts and constants,
+// each one Func of index arithmetic or data (their sizes may be run-time
+// index values); and the size computations and run-time choice (scf.if)
+// that --attn-reassociate emits for dynamic sizes: index and i1 values are
+// scalar Exprs of the input extents, not Funcs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -24,11 +27,13 @@ using namespace mlir::attn::codegen::detail;
 LogicalResult KernelBuilder::lowerExpandShape(Operation *operation) {
   auto op = cast<tensor::ExpandShapeOp>(operation);
   const TensorFunc &input = get(op.getSrc());
-  auto resultType = op.getResultType();
-  if (!resultType.hasStaticShape())
-    return op.emitError("codegen needs a static result shape for "
-                        "tensor.expand_shape");
-  FailureOr<std::vector<Expr>> shape = extents(op, resultType, {});
+  // A dynamic dim is its output_shape value (a run-time chunk count).
+  FailureOr<std::vector<Expr>> computed =
+      indexOperands(op, op.getMixedOutputShape(), "output_shape entry");
+  if (failed(computed))
+    return failure();
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, op.getResultType(), *computed);
   if (failed(shape))
     return failure();
   std::vector<Var> vars = makeVars(shape->size());
@@ -99,6 +104,10 @@ LogicalResult KernelBuilder::lowerConstant(Operation *operation) {
                       : Halide::Internal::make_bool(!value.isZero());
     return success();
   }
+  // A float scalar is a padding value, which lowerPad reads from the
+  // attribute.
+  if (isa<FloatType>(op.getType()))
+    return success();
   auto dense = dyn_cast<DenseFPElementsAttr>(op.getValue());
   if (!dense)
     return op.emitError("codegen only supports dense float tensor constants");
@@ -178,42 +187,110 @@ LogicalResult KernelBuilder::lowerCast(Operation *operation) {
   return success();
 }
 
-// A strided block with static offsets, sizes and strides (the rank kept):
-// out[i] = in[offset + i * stride] per dim.
+Expr KernelBuilder::indexValue(OpFoldResult value) {
+  if (std::optional<int64_t> known = getConstantIntValue(value))
+    return Halide::Internal::make_const(Halide::UInt(64), *known);
+  return scalars.lookup(cast<Value>(value));
+}
+
+FailureOr<Expr> KernelBuilder::indexOperand(Operation *op, OpFoldResult value,
+                                            const std::string &what) {
+  if (std::optional<int64_t> known = getConstantIntValue(value)) {
+    if (*known < 0 || *known > std::numeric_limits<int32_t>::max())
+      return op->emitError("codegen: ")
+             << what << " " << *known
+             << " is not in [0, 2^31 - 1], the extents a Halide dim can hold";
+    return Expr(static_cast<int32_t>(*known));
+  }
+  FailureOr<Expr> index = scalar(op, cast<Value>(value));
+  if (failed(index))
+    return failure();
+  algorithm.requirements.emplace_back(
+      *index <= Halide::Internal::make_const(
+                    Halide::UInt(64), std::numeric_limits<int32_t>::max()),
+      func.getSymName().str() + ": " + opFuncName(op) + " " + what +
+          " exceeds the 2^31 - 1 elements a Halide dim can hold");
+  return Halide::cast<int32_t>(*index);
+}
+
+FailureOr<std::vector<Expr>>
+KernelBuilder::indexOperands(Operation *op, ArrayRef<OpFoldResult> values,
+                             const std::string &what) {
+  std::vector<Expr> exprs;
+  for (OpFoldResult value : values) {
+    FailureOr<Expr> expr = indexOperand(op, value, what);
+    if (failed(expr))
+      return failure();
+    exprs.push_back(*expr);
+  }
+  return exprs;
+}
+
+FailureOr<KernelBuilder::SliceWindow>
+KernelBuilder::sliceWindow(OffsetSizeAndStrideOpInterface op,
+                           const std::vector<Expr> &whole,
+                           const std::string &name, StringRef access) {
+  if (!op.getStrides().empty())
+    return op->emitError("codegen needs static strides for ") << op->getName();
+  FailureOr<std::vector<Expr>> offsets =
+      indexOperands(op, op.getMixedOffsets(), "offset");
+  FailureOr<std::vector<Expr>> sizes =
+      indexOperands(op, op.getMixedSizes(), "size");
+  if (failed(offsets) || failed(sizes))
+    return failure();
+  SliceWindow window{*offsets, *sizes, {}};
+  for (auto [d, stride] : llvm::enumerate(op.getStaticStrides())) {
+    Expr offset = window.offsets[d], size = window.sizes[d];
+    std::string message = func.getSymName().str() + ": " + name + " " +
+                          access.str() + " dim " + std::to_string(d) +
+                          " out of bounds";
+    auto staticOffset = Halide::Internal::as_const_int(offset);
+    auto staticSize = Halide::Internal::as_const_int(size);
+    if (staticOffset && staticSize) {
+      if (*staticOffset + (*staticSize - 1) * stride >
+          std::numeric_limits<int32_t>::max())
+        return op->emitError("codegen: ")
+               << op->getName() << " " << access
+               << " past the 2^31 - 1 elements a Halide dim can hold";
+      // The last index must be inside a dim that may be dynamic.
+      if (*staticSize > 0)
+        algorithm.requirements.emplace_back(
+            Expr(static_cast<int32_t>(*staticOffset +
+                                      (*staticSize - 1) * stride)) < whole[d],
+            message);
+    } else {
+      // In 64 bits: the last index of a run-time block may overflow 32.
+      auto wide = [](Expr x) { return Halide::cast<int64_t>(x); };
+      algorithm.requirements.emplace_back(
+          size == 0 ||
+              wide(offset) + (wide(size) - 1) * Expr(stride) < wide(whole[d]),
+          message);
+    }
+    window.strides.push_back(static_cast<int32_t>(stride));
+  }
+  return window;
+}
+
+// A strided block (the rank kept): out[i] = in[offset + i * stride] per dim.
+// Offsets and sizes may be index values (the first n rows of a padded
+// tensor), checked against the source's extents at run time.
 LogicalResult KernelBuilder::lowerExtractSlice(Operation *operation) {
   auto op = cast<tensor::ExtractSliceOp>(operation);
-  if (!op.getOffsets().empty() || !op.getSizes().empty() ||
-      !op.getStrides().empty())
-    return op.emitError("codegen needs static offsets, sizes and strides for "
-                        "tensor.extract_slice");
   if (op.getType().getRank() != op.getSourceType().getRank())
     return op.emitError("codegen does not support rank-reducing "
                         "tensor.extract_slice");
   const TensorFunc &input = get(op.getSource());
   std::string name = opFuncName(op);
-  ArrayRef<int64_t> offsets = op.getStaticOffsets(),
-                    sizes = op.getStaticSizes(), strides = op.getStaticStrides();
-  for (size_t d = 0; d < input.rank(); ++d) {
-    if (offsets[d] + (sizes[d] - 1) * strides[d] >
-        std::numeric_limits<int32_t>::max())
-      return op.emitError("codegen: tensor.extract_slice reads past the "
-                          "2^31 - 1 elements a Halide dim can hold");
-    // The last index read must be inside a source dim that may be dynamic.
-    if (sizes[d] > 0)
-      algorithm.requirements.emplace_back(
-          Expr(static_cast<int32_t>(offsets[d] + (sizes[d] - 1) * strides[d])) <
-              input.shape[d],
-          func.getSymName().str() + ": " + name + " reads dim " +
-              std::to_string(d) + " out of bounds");
-  }
-  FailureOr<std::vector<Expr>> shape = extents(op, op.getType(), {});
+  FailureOr<SliceWindow> window = sliceWindow(op, input.shape, name, "reads");
+  if (failed(window))
+    return failure();
+  FailureOr<std::vector<Expr>> shape = extents(op, op.getType(), window->sizes);
   if (failed(shape))
     return failure();
   std::vector<Var> vars = makeVars(input.rank());
   Index at;
   for (size_t d = 0; d < input.rank(); ++d)
-    at.push_back(static_cast<int32_t>(offsets[d]) +
-                 vars[d] * static_cast<int32_t>(strides[d]));
+    at.push_back(window->offsets[d] + vars[d] * window->strides[d]);
   Func result(name);
   define(result, vars, input(at));
   bind(op, Family::Elementwise, {result, *shape, input.type});
@@ -221,47 +298,28 @@ LogicalResult KernelBuilder::lowerExtractSlice(Operation *operation) {
 }
 
 // The adjoint of extract_slice: `dest` with `source` written into the
-// strided block (static offsets, sizes and strides, the rank kept):
-// out[i] = source[(i - offset) / stride] where i - offset is a multiple of
-// the stride below size * stride in every dim, else dest[i]. The source
-// index is clamped so bounds inference sees the source's extents.
+// strided block (the rank kept): out[i] = source[(i - offset) / stride]
+// where i - offset is a multiple of the stride below size * stride in every
+// dim, else dest[i]. The source index is clamped so bounds inference sees
+// the source's extents.
 LogicalResult KernelBuilder::lowerInsertSlice(Operation *operation) {
   auto op = cast<tensor::InsertSliceOp>(operation);
-  if (!op.getOffsets().empty() || !op.getSizes().empty() ||
-      !op.getStrides().empty())
-    return op.emitError("codegen needs static offsets, sizes and strides for "
-                        "tensor.insert_slice");
   if (op.getSourceType().getRank() != op.getType().getRank())
     return op.emitError("codegen does not support rank-reducing "
                         "tensor.insert_slice");
   const TensorFunc &source = get(op.getSource());
   const TensorFunc &dest = get(op.getDest());
   std::string name = opFuncName(op);
-  ArrayRef<int64_t> offsets = op.getStaticOffsets(),
-                    sizes = op.getStaticSizes(),
-                    strides = op.getStaticStrides();
-  bool empty = false;
-  for (size_t d = 0; d < dest.rank(); ++d) {
-    empty = empty || sizes[d] == 0;
-    if (offsets[d] + (sizes[d] - 1) * strides[d] >
-        std::numeric_limits<int32_t>::max())
-      return op.emitError("codegen: tensor.insert_slice writes past the "
-                          "2^31 - 1 elements a Halide dim can hold");
-    // The last index written must be inside a dest dim that may be dynamic.
-    if (sizes[d] > 0)
-      algorithm.requirements.emplace_back(
-          Expr(static_cast<int32_t>(offsets[d] + (sizes[d] - 1) * strides[d])) <
-              dest.shape[d],
-          func.getSymName().str() + ": " + name + " writes dim " +
-              std::to_string(d) + " out of bounds");
-  }
+  FailureOr<SliceWindow> window = sliceWindow(op, dest.shape, name, "writes");
+  if (failed(window))
+    return failure();
   FailureOr<std::vector<Expr>> shape = extents(op, op.getType(), dest.shape);
   if (failed(shape))
     return failure();
   std::vector<Var> vars = makeVars(dest.rank());
   Index at = toExprs(vars);
   Func result(name);
-  if (empty) {
+  if (llvm::any_of(window->sizes, Halide::Internal::is_const_zero)) {
     // An empty source writes nothing.
     define(result, vars, dest(at));
     bind(op, Family::Elementwise, {result, *shape, dest.type});
@@ -270,18 +328,79 @@ LogicalResult KernelBuilder::lowerInsertSlice(Operation *operation) {
   Expr inside = Halide::Internal::const_true();
   Index sourceAt;
   for (size_t d = 0; d < dest.rank(); ++d) {
-    auto offset = static_cast<int32_t>(offsets[d]);
-    auto size = static_cast<int32_t>(sizes[d]);
-    auto stride = static_cast<int32_t>(strides[d]);
-    Expr relative = vars[d] - offset;
+    Expr size = window->sizes[d];
+    int32_t stride = window->strides[d];
+    Expr relative = vars[d] - window->offsets[d];
     Expr k = stride == 1 ? relative : relative / stride;
     inside = inside && relative >= 0 && k < size;
     if (stride != 1)
       inside = inside && relative % stride == 0;
-    sourceAt.push_back(Halide::clamp(k, 0, size - 1));
+    sourceAt.push_back(Halide::clamp(k, 0, Halide::max(size - 1, 0)));
   }
   define(result, vars, Halide::select(inside, source(sourceAt), dest(at)));
   bind(op, Family::Elementwise, {result, *shape, dest.type});
+  return success();
+}
+
+// tensor.pad with a constant value: the source where the index, less the
+// low pad, is inside it in every dim, else the value (design: the causal
+// form pads positions at the end to a run-time multiple of the chunk). The
+// source index is clamped so bounds inference sees the source's extents.
+LogicalResult KernelBuilder::lowerPad(Operation *operation) {
+  auto op = cast<tensor::PadOp>(operation);
+  FloatAttr padding;
+  if (!matchPattern(op.getConstantPaddingValue(), m_Constant(&padding)))
+    return op.emitError("codegen needs a constant float padding value for "
+                        "tensor.pad");
+  const TensorFunc &source = get(op.getSource());
+  FailureOr<std::vector<Expr>> low =
+      indexOperands(op, op.getMixedLowPad(), "low pad");
+  FailureOr<std::vector<Expr>> high =
+      indexOperands(op, op.getMixedHighPad(), "high pad");
+  if (failed(low) || failed(high))
+    return failure();
+  std::vector<Expr> computed;
+  for (auto [d, lowValue, highValue] :
+       llvm::enumerate(op.getMixedLowPad(), op.getMixedHighPad())) {
+    if (!getConstantIntValue(lowValue) || !getConstantIntValue(highValue)) {
+      // Summed as the index values they are, so that a pad to a run-time
+      // size (n + (L - n)) simplifies to L: Halide cannot bound the 32-bit
+      // sum of a wrapping 64-bit difference, and a reverse scan over this
+      // dim needs its extent bounded.
+      Expr wide = Halide::Internal::simplify(
+          indexValue(lowValue) +
+          Halide::cast(Halide::UInt(64), source.shape[d]) +
+          indexValue(highValue));
+      computed.push_back(Halide::cast<int32_t>(wide));
+      continue;
+    }
+    computed.push_back(
+        Halide::Internal::simplify((*low)[d] + source.shape[d] + (*high)[d]));
+  }
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, op.getResultType(), computed);
+  if (failed(shape))
+    return failure();
+  std::vector<Var> vars = makeVars(source.rank());
+  Expr inside = Halide::Internal::const_true();
+  Index sourceAt;
+  for (size_t d = 0; d < source.rank(); ++d) {
+    Expr relative = vars[d] - (*low)[d];
+    if (Halide::Internal::is_const_zero((*low)[d]) &&
+        Halide::Internal::is_const_zero(
+            Halide::Internal::simplify((*shape)[d] - source.shape[d]))) {
+      sourceAt.push_back(relative); // an unpadded dim
+      continue;
+    }
+    inside = inside && relative >= 0 && relative < source.shape[d];
+    sourceAt.push_back(
+        Halide::clamp(relative, 0, Halide::max(source.shape[d] - 1, 0)));
+  }
+  Func result(opFuncName(op));
+  define(result, vars,
+         Halide::select(inside, source(sourceAt),
+                        constant(source.type, padding.getValueAsDouble())));
+  bind(op, Family::Elementwise, {result, *shape, source.type});
   return success();
 }
 
@@ -312,6 +431,13 @@ LogicalResult KernelBuilder::lowerDim(Operation *operation) {
   return success();
 }
 
+/// 1 or 0 as a UInt(64): arithmetic, not a select, keeps a size a single
+/// point for Halide's bounds inference (a select of two sizes is an
+/// interval, which a reverse scan's index cannot be bounded by).
+static Expr unsignedBit(Expr condition) {
+  return Halide::cast(Halide::UInt(64), condition);
+}
+
 // index arithmetic wraps at 64 bits, as arith specifies; UInt(64) Exprs
 // wrap the same way in Halide.
 LogicalResult KernelBuilder::lowerIndexArith(Operation *op) {
@@ -328,7 +454,20 @@ LogicalResult KernelBuilder::lowerIndexArith(Operation *op) {
           .Case([&](arith::AddIOp) { return a + b; })
           .Case([&](arith::SubIOp) { return a - b; })
           .Case([&](arith::MulIOp) { return a * b; })
-          .Case([&](arith::MaxUIOp) { return Halide::max(a, b); });
+          .Case([&](arith::MaxUIOp) { return Halide::max(a, b); })
+          .Case([&](arith::DivUIOp) { return a / b; })
+          .Case([&](arith::DivSIOp) {
+            // Toward zero, as arith says (Halide's signed division rounds
+            // down): the magnitudes' quotient, negated (mod 2^64) when the
+            // signs differ.
+            Expr sa = Halide::reinterpret(Halide::Int(64), a);
+            Expr sb = Halide::reinterpret(Halide::Int(64), b);
+            Expr magnitude = Halide::abs(sa) / Halide::abs(sb);
+            return magnitude * (1 - 2 * unsignedBit((sa < 0) != (sb < 0)));
+          })
+          .Case([&](arith::CeilDivUIOp) {
+            return a / b + unsignedBit(a % b != 0);
+          });
   return success();
 }
 

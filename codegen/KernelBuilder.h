@@ -11,8 +11,8 @@
 //                            prefix_sum, causal_mask, add, mul, div,
 //                            reduce_sum, floor; of gradients:
 //                            feature_map_grad, broadcast, unbroadcast
-//   AlgorithmShapes.cpp      tensor reshapes, slices (extract and insert)
-//                            and casts, constants,
+//   AlgorithmShapes.cpp      tensor reshapes, slices (extract and insert),
+//                            pads and casts, constants,
 //                            and the sizes and run-time choice (scf.if) of
 //                            --attn-reassociate
 //   AlgorithmAttention.cpp   dot_product and external (one shared lowering),
@@ -34,6 +34,7 @@
 
 #include "dialect/AttnOps.h"
 
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <algorithm>
@@ -120,6 +121,7 @@ public:
   LogicalResult lowerFloatCast(Operation *op);
   LogicalResult lowerExtractSlice(Operation *op);
   LogicalResult lowerInsertSlice(Operation *op);
+  LogicalResult lowerPad(Operation *op);
   // Sizes: index and i1 values become scalar Exprs (see `scalars`).
   LogicalResult lowerDim(Operation *op);
   LogicalResult lowerIndexArith(Operation *op);
@@ -236,6 +238,26 @@ private:
   // Used by one family: AlgorithmShapes.cpp.
   /// The scalar Expr of an index or i1 value, or an error at `user`.
   FailureOr<Expr> scalar(Operation *user, Value value);
+  /// A static or run-time size of a shape op as a UInt(64) Expr, as
+  /// `scalars` holds index values (after indexOperand has checked it).
+  Expr indexValue(OpFoldResult value);
+  /// A static or run-time offset, size, pad or output_shape entry of a shape
+  /// op as an Int32 Expr; a run-time one is required to fit a Halide dim.
+  FailureOr<Expr> indexOperand(Operation *op, OpFoldResult value,
+                               const std::string &what);
+  /// indexOperand of each of `values`.
+  FailureOr<std::vector<Expr>> indexOperands(Operation *op,
+                                             ArrayRef<OpFoldResult> values,
+                                             const std::string &what);
+  /// The block of a tensor.extract_slice or insert_slice (static strides),
+  /// with requirements that it lies inside `whole` (what it `access`es).
+  struct SliceWindow {
+    Index offsets, sizes;
+    std::vector<int32_t> strides;
+  };
+  FailureOr<SliceWindow> sliceWindow(OffsetSizeAndStrideOpInterface op,
+                                     const std::vector<Expr> &whole,
+                                     const std::string &name, StringRef access);
 
   // Used by one family: AlgorithmAttention.cpp.
   /// Description of a dot-product attention for the shared lowering of

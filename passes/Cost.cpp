@@ -68,12 +68,28 @@ struct AttnCostPass : mlir::attn::impl::AttnCostPassBase<AttnCostPass> {
 
   void runOnOperation() override {
     CostTotals moduleTotals;
+    if (dynamicSize < -1) {
+      getOperation().emitError("attn-cost: dynamic-size must be >= 0 (or -1: "
+                               "none), got ")
+          << static_cast<int64_t>(dynamicSize);
+      return signalPassFailure();
+    }
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      CostTotals totals = costOf(func);
+      CostTotals totals;
+      if (dynamicSize >= 0) {
+        // The remarks of the copy's ops carry the original locations.
+        OwningOpRef<func::FuncOp> sized = withDynamicSize(func, dynamicSize);
+        totals = costOf(*sized);
+      } else {
+        totals = costOf(func);
+      }
       InFlightDiagnostic diag = func.emitRemark("total of @")
-                                << func.getSymName() << ": ";
+                                << func.getSymName();
+      if (dynamicSize >= 0)
+        diag << " at dynamic size " << static_cast<int64_t>(dynamicSize);
+      diag << ": ";
       totals.print(diag);
       moduleTotals += totals;
     }

@@ -9,7 +9,9 @@
 #ifndef ATTN_PASSES_COSTMODEL_H
 #define ATTN_PASSES_COSTMODEL_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Operation.h"
+#include "mlir/IR/OwningOpRef.h"
 
 #include <cstdint>
 #include <optional>
@@ -34,6 +36,12 @@ enum class CostStatus {
 /// Estimates `op` under the model. Elementwise ops count no floats when they
 /// can write into an operand's buffer (same shape, no other user).
 CostStatus estimateOpCost(Operation *op, OpCost &cost);
+
+/// A copy of `func` as it runs when each `?` dim of its arguments is `size`:
+/// its ops' result types follow from them, and each scf.if is replaced by the
+/// branch that runs (DynamicSizes.cpp). For estimateOpCost only: the copy
+/// is not verified. Ops whose sizes stay unknown keep their `?` dims.
+OwningOpRef<func::FuncOp> withDynamicSize(func::FuncOp func, int64_t size);
 
 /// Saturating arithmetic so absurd static sizes print a ceiling, not garbage.
 uint64_t saturatingMul(uint64_t lhs, uint64_t rhs);
@@ -75,6 +83,21 @@ Int linearAttentionMacs(Int contextBatch, Int batch, Int n, Int m, Int dk,
   if (rowSums)
     macs = macs + batch * n * dk;
   return macs;
+}
+
+/// Causal chunked form over `positions` rows (n = m, or the padded length
+/// of a dynamic n) in chunks of `chunk`: batch * positions * chunk *
+/// (dk + dv) for causal attention inside the chunks, contextBatch *
+/// positions * dk * dv for the chunk states phi(K_c)^T V_c and batch *
+/// positions * dk * dv for phi(Q_c) times their prefix sums. The row sums of
+/// a `sum` step are a prefix sum and a product with phi(Q): elementwise, no
+/// MACs. For whole chunks this is the sum of the MACs the rewrite emits
+/// (test/unit/ReassociateTest.cpp).
+template <typename Int>
+Int chunkedCausalAttentionMacs(Int contextBatch, Int batch, Int positions,
+                               Int chunk, Int dk, Int dv) {
+  return batch * positions * chunk * (dk + dv) +
+         contextBatch * positions * dk * dv + batch * positions * dk * dv;
 }
 
 } // namespace mlir::attn

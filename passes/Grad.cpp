@@ -17,6 +17,8 @@
 #include "dialect/AttnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -170,6 +172,10 @@ private:
   void normalize(NormalizeOp op, Value g);
   LogicalResult extractSlice(tensor::ExtractSliceOp op, Value g);
   LogicalResult insertSlice(tensor::InsertSliceOp op, Value g);
+  void pad(tensor::PadOp op, Value g);
+  /// zerosLike with exactly the type of `like` (a cast where the broadcast
+  /// infers a more static one).
+  Value zerosOfType(Location loc, Value like);
 
   OpBuilder &b;
   llvm::DenseMap<Value, Value> adjoints;
@@ -184,6 +190,13 @@ Value Differentiator::zerosLike(Location loc, Value like) {
       DenseElementsAttr::get(zeroType,
                              FloatAttr::get(type.getElementType(), 0.0)));
   return BroadcastOp::create(b, loc, zero, like);
+}
+
+Value Differentiator::zerosOfType(Location loc, Value like) {
+  Value zeros = zerosLike(loc, like);
+  if (zeros.getType() != like.getType())
+    zeros = tensor::CastOp::create(b, loc, like.getType(), zeros);
+  return zeros;
 }
 
 /// C = op(A) op(B): dA and dB through the transposed products, then summed
@@ -365,52 +378,51 @@ void Differentiator::normalize(NormalizeOp op, Value g) {
   }
 }
 
-/// The slice's adjoint placed into zeros of the source's shape.
+/// The slice's adjoint placed into zeros of the source's shape (offsets
+/// and sizes may be index values).
 LogicalResult Differentiator::extractSlice(tensor::ExtractSliceOp op,
                                            Value g) {
-  if (!op.getOffsets().empty() || !op.getSizes().empty() ||
-      !op.getStrides().empty() ||
-      op.getType().getRank() != op.getSourceType().getRank())
+  if (op.getType().getRank() != op.getSourceType().getRank())
     return op.emitError("--attn-grad differentiates tensor.extract_slice "
-                        "with static offsets, sizes and strides and no "
-                        "rank reduction only");
+                        "with no rank reduction only");
   Location loc = op.getLoc();
-  Value zeros = zerosLike(loc, op.getSource());
-  if (zeros.getType() != op.getSourceType())
-    zeros = tensor::CastOp::create(b, loc, op.getSourceType(), zeros);
-  Value placed = tensor::InsertSliceOp::create(
-      b, loc, g, zeros, ValueRange{}, ValueRange{}, ValueRange{},
-      op.getStaticOffsets(), op.getStaticSizes(), op.getStaticStrides());
-  accumulate(op.getSource(), placed);
+  accumulate(op.getSource(), tensor::InsertSliceOp::create(
+                                 b, loc, g, zerosOfType(loc, op.getSource()),
+                                 op.getMixedOffsets(), op.getMixedSizes(),
+                                 op.getMixedStrides()));
   return success();
 }
 
 /// The source's adjoint is the slice of g; the dest's is g with that slice
 /// zeroed (those elements were overwritten). A constant dest gets none.
 LogicalResult Differentiator::insertSlice(tensor::InsertSliceOp op, Value g) {
-  if (!op.getOffsets().empty() || !op.getSizes().empty() ||
-      !op.getStrides().empty() ||
-      op.getType().getRank() != op.getSourceType().getRank())
+  if (op.getType().getRank() != op.getSourceType().getRank())
     return op.emitError("--attn-grad differentiates tensor.insert_slice "
-                        "with static offsets, sizes and strides and no "
-                        "rank reduction only");
+                        "with no rank reduction only");
   Location loc = op.getLoc();
   accumulate(op.getSource(),
              tensor::ExtractSliceOp::create(
-                 b, loc, op.getSourceType(), g, ValueRange{}, ValueRange{},
-                 ValueRange{}, op.getStaticOffsets(), op.getStaticSizes(),
-                 op.getStaticStrides()));
+                 b, loc, op.getSourceType(), g, op.getMixedOffsets(),
+                 op.getMixedSizes(), op.getMixedStrides()));
   if (op.getDest().getDefiningOp<arith::ConstantOp>())
     return success();
-  Value zeros = zerosLike(loc, op.getSource());
-  if (zeros.getType() != op.getSourceType())
-    zeros = tensor::CastOp::create(b, loc, op.getSourceType(), zeros);
-  accumulate(op.getDest(),
-             tensor::InsertSliceOp::create(
-                 b, loc, zeros, g, ValueRange{}, ValueRange{}, ValueRange{},
-                 op.getStaticOffsets(), op.getStaticSizes(),
-                 op.getStaticStrides()));
+  accumulate(op.getDest(), tensor::InsertSliceOp::create(
+                               b, loc, zerosOfType(loc, op.getSource()), g,
+                               op.getMixedOffsets(), op.getMixedSizes(),
+                               op.getMixedStrides()));
   return success();
+}
+
+/// y = pad(x) with a constant: dx is the block of g where x was written
+/// (the padding is a constant, so it passes nothing back).
+void Differentiator::pad(tensor::PadOp op, Value g) {
+  Location loc = op.getLoc();
+  Value source = op.getSource();
+  int64_t rank = op.getSourceType().getRank();
+  accumulate(source, tensor::ExtractSliceOp::create(
+                         b, loc, op.getSourceType(), g, op.getMixedLowPad(),
+                         tensor::getMixedSizes(b, loc, source),
+                         SmallVector<OpFoldResult>(rank, b.getIndexAttr(1))));
 }
 
 LogicalResult Differentiator::differentiate(Operation *op) {
@@ -540,6 +552,13 @@ LogicalResult Differentiator::differentiate(Operation *op) {
       })
       .Case([&](tensor::ExtractSliceOp op) { return extractSlice(op, g); })
       .Case([&](tensor::InsertSliceOp op) { return insertSlice(op, g); })
+      .Case([&](tensor::PadOp op) -> LogicalResult {
+        if (!matchPattern(op.getConstantPaddingValue(), m_Constant()))
+          return op.emitError("--attn-grad differentiates tensor.pad with a "
+                              "constant padding value only");
+        pad(op, g);
+        return success();
+      })
       .Default([&](Operation *op) {
         InFlightDiagnostic diag =
             op->emitError("--attn-grad has no adjoint rule for '")

@@ -22,7 +22,17 @@ def AttnCostPass : Pass<"attn-cost", "mlir::ModuleOp"> {
     elementwise ops work in place when their input has no other user;
     attention ops count their internal scores (n x m) or context (dk x dv)
     plus their output. See docs/cost-model.md.
+
+    Ops with dynamic sizes are not counted, unless `dynamic-size` gives every
+    `?` dim of the arguments a size: then each function is costed as it runs
+    at that size (its ops' sizes follow from the arguments; an scf.if counts
+    the branch that runs).
   }];
+  let options = [
+    Option<"dynamicSize", "dynamic-size", "int64_t", /*default=*/"-1",
+           "Cost each function with every `?` dim of its arguments of this "
+           "size (-1: ops with dynamic sizes are not counted)">,
+  ];
 }
 
 def AttnWidenToF32Pass : Pass<"attn-widen-to-f32", "mlir::ModuleOp"> {
@@ -67,7 +77,10 @@ def AttnReassociatePass : Pass<"attn-reassociate", "mlir::ModuleOp"> {
       per-chunk states phi(K_c)^T V_c across chunks), when n = m is static
       and at least the chunk size; a ragged last chunk (n not a multiple of
       it) is causal attention inside it plus phi(Q_tail) times the sum of
-      all earlier chunk states;
+      all earlier chunk states. With dynamic sizes, phi(Q), phi(K) and V
+      are padded with zero rows to a run-time multiple of the chunk
+      (L = ceil(max(n, m) / C) * C) and the first n rows kept: exact at
+      every n and m, since no real query sees a padded key that is not 0;
     - leading (batch, head) dims and cross attention (n != m) as they come.
 
     These rewrites are exact up to float reassociation. `softmax over keys`
@@ -191,10 +204,12 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
     transposed roles (dQ from dO, V, phi(K); dK from V, dO, phi(Q); dV from
     phi(K), phi(Q), dO), which --attn-reassociate makes linear in n as it
     does the forward. Causal attention with such a step (static n = m of
-    at least 64) is first rewritten into the exact chunked prefix-sum form
-    of --attn-reassociate (chunks of 64, the last one ragged when 64 does
-    not divide n), so its gradient runs through reverse (suffix) scans of
-    the chunk states and stays linear in n. `attn.deformable` is not
+    at least 64, or dynamic sizes) is first rewritten into the exact
+    chunked prefix-sum form of --attn-reassociate (chunks of 64, the last
+    one ragged when 64 does not divide a static n; with dynamic sizes the
+    positions padded to a run-time multiple of 64), so its gradient runs
+    through reverse (suffix) scans of the chunk states and stays linear in
+    n. `attn.deformable` is not
     lowered either: its gradient is one `attn.deformable_grad` (static or
     dynamic sizes; with `primitive-deformable`, the adjoints of its
     primitive form instead, static sizes only). Every pass

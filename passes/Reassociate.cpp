@@ -50,9 +50,13 @@ struct Plan {
   /// eps of the one `sum over keys` step, if there is one.
   std::optional<double> sumEps;
   bool causal = false;
-  /// Causal forms: the number of positions n (= m) and the chunk C.
-  int64_t positions = 0;
+  /// Causal forms: the chunk C, and with static sizes the number of
+  /// positions n (= m).
   int64_t chunk = 0;
+  int64_t positions = 0;
+  /// Causal forms with a dynamic size: positions padded with zero rows to a
+  /// run-time multiple of C (buildCausal).
+  bool padded = false;
   /// Why the approximation was allowed (for the remark).
   std::string optInSource;
 };
@@ -155,13 +159,17 @@ FailureOr<Plan> analyze(DotProductAttentionOp op, bool allowApproximation,
   }
 
   if (plan.causal) {
+    plan.chunk = chunkSize;
     auto isStatic = [](Value value) {
       return cast<RankedTensorType>(value.getType()).hasStaticShape();
     };
+    // Padding to a run-time multiple of C is exact at every n and m
+    // (buildCausal), so dynamic sizes need no n = m nor n >= C.
     if (!isStatic(op.getQuery()) || !isStatic(op.getKey()) ||
-        !isStatic(op.getValue()))
-      return block("causal attention with dynamic sizes: the chunked "
-                   "prefix-sum form needs static sizes");
+        !isStatic(op.getValue())) {
+      plan.padded = true;
+      return plan;
+    }
     if (n != m)
       return block("causal cross attention (n = " + llvm::Twine(n) +
                    " queries, m = " + llvm::Twine(m) +
@@ -172,10 +180,115 @@ FailureOr<Plan> analyze(DotProductAttentionOp op, bool allowApproximation,
                    ": a single (ragged) chunk, whose causal form is the "
                    "quadratic one");
     plan.positions = n;
-    plan.chunk = chunkSize;
   }
   return plan;
 }
+
+//===----------------------------------------------------------------------===//
+// Sizes as index values
+//===----------------------------------------------------------------------===//
+
+/// An index value under construction: + and * emit arith ops, so the MAC
+/// formulas of CostModel.h can be instantiated on it. Static sizes stay
+/// constants and fold, so only the dynamic part of a formula becomes IR.
+struct IndexExpr {
+  OpBuilder *builder;
+  Location loc;
+  Value value;                   ///< set when the size is dynamic
+  std::optional<uint64_t> known; ///< set when the size is static
+
+  Value materialize() const {
+    if (value)
+      return value;
+    return arith::ConstantIndexOp::create(*builder, loc, int64_t(*known));
+  }
+  /// l `Op` r: `fold`ed when both are known; a side that is its identity
+  /// (leftIdentity for l, rightIdentity for r) gives the other; else an
+  /// arith op.
+  template <typename Op, typename Fold>
+  static IndexExpr combine(IndexExpr l, IndexExpr r, Fold fold,
+                           std::optional<uint64_t> leftIdentity,
+                           std::optional<uint64_t> rightIdentity) {
+    if (l.known && r.known)
+      return {l.builder, l.loc, Value(), fold(*l.known, *r.known)};
+    if (leftIdentity && l.known == leftIdentity)
+      return r;
+    if (rightIdentity && r.known == rightIdentity)
+      return l;
+    return {l.builder, l.loc,
+            Op::create(*l.builder, l.loc, l.materialize(), r.materialize()),
+            std::nullopt};
+  }
+  friend IndexExpr operator+(IndexExpr l, IndexExpr r) {
+    return combine<arith::AddIOp>(
+        l, r, [](uint64_t a, uint64_t b) { return a + b; }, 0, 0);
+  }
+  friend IndexExpr operator*(IndexExpr l, IndexExpr r) {
+    return combine<arith::MulIOp>(
+        l, r, [](uint64_t a, uint64_t b) { return a * b; }, 1, 1);
+  }
+  /// l - r, l >= r.
+  friend IndexExpr operator-(IndexExpr l, IndexExpr r) {
+    return combine<arith::SubIOp>(
+        l, r, [](uint64_t a, uint64_t b) { return a - b; }, std::nullopt, 0);
+  }
+  friend IndexExpr max(IndexExpr l, IndexExpr r) {
+    if (l.value && l.value == r.value)
+      return l;
+    return combine<arith::MaxUIOp>(
+        l, r, [](uint64_t a, uint64_t b) { return std::max(a, b); }, 0, 0);
+  }
+  /// The size two broadcast dims agree on: 1 stretches, so it is the max.
+  friend IndexExpr broadcastMax(IndexExpr l, IndexExpr r) {
+    return combine<arith::MaxUIOp>(
+        l, r, [](uint64_t a, uint64_t b) { return std::max(a, b); }, 1, 1);
+  }
+  /// ceil(this / divisor), divisor > 0.
+  IndexExpr ceilDiv(uint64_t divisor) const {
+    return combine<arith::CeilDivUIOp>(
+        *this, {builder, loc, Value(), divisor},
+        [](uint64_t a, uint64_t b) { return a / b + (a % b != 0); },
+        std::nullopt, 1);
+  }
+  /// A static size as an attribute, a dynamic one as its value.
+  OpFoldResult foldResult() const {
+    if (value)
+      return value;
+    return builder->getIndexAttr(int64_t(*known));
+  }
+};
+
+struct SizeBuilder {
+  OpBuilder &b;
+  Location loc;
+
+  IndexExpr constant(uint64_t size) { return {&b, loc, Value(), size}; }
+  /// Dim `index` of `tensor`, a constant when static.
+  IndexExpr dim(Value tensor, int64_t index) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    if (!type.isDynamicDim(index))
+      return constant(type.getDimSize(index));
+    return {&b, loc, tensor::DimOp::create(b, loc, tensor, index),
+            std::nullopt};
+  }
+  /// Product of the numpy broadcast of the leading dims of `tensors`.
+  IndexExpr batch(ArrayRef<Value> tensors) {
+    int64_t rank = 0;
+    for (Value t : tensors)
+      rank = std::max(rank, rankOf(t) - 2);
+    IndexExpr product = constant(1);
+    for (int64_t i = 0; i < rank; ++i) {
+      IndexExpr size = constant(1);
+      for (Value t : tensors) {
+        int64_t offset = rank - (rankOf(t) - 2);
+        if (i >= offset)
+          size = broadcastMax(size, dim(t, i - offset));
+      }
+      product = product * size;
+    }
+    return product;
+  }
+};
 
 //===----------------------------------------------------------------------===//
 // Building the linear forms
@@ -198,8 +311,10 @@ Value matmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
   return MatmulOp::create(b, loc, lhs, rhs, transposeLhs, transposeRhs);
 }
 
-/// (..., n, d) -> (..., n/C, C, d).
-Value splitIntoChunks(OpBuilder &b, Location loc, Value x, int64_t chunk) {
+/// (..., n, d) -> (..., chunks, C, d) with n = chunks * C; `chunks` is an
+/// index value when n is dynamic.
+Value splitIntoChunks(OpBuilder &b, Location loc, Value x, int64_t chunk,
+                      OpFoldResult chunks) {
   auto type = cast<RankedTensorType>(x.getType());
   int64_t rank = type.getRank();
   SmallVector<ReassociationIndices> groups;
@@ -207,11 +322,15 @@ Value splitIntoChunks(OpBuilder &b, Location loc, Value x, int64_t chunk) {
     groups.push_back({i});
   groups.push_back({rank - 2, rank - 1});
   groups.push_back({rank});
-  SmallVector<int64_t> shape(type.getShape().drop_back(2));
-  shape.append(
-      {type.getDimSize(rank - 2) / chunk, chunk, type.getShape().back()});
+  SmallVector<OpFoldResult> shape;
+  for (int64_t i = 0; i < rank - 2; ++i)
+    shape.push_back(tensor::getMixedSize(b, loc, x, i));
+  shape.append({chunks, b.getIndexAttr(chunk),
+                tensor::getMixedSize(b, loc, x, rank - 1)});
+  auto [staticShape, dynamicSizes] = decomposeMixedValues(shape);
   return tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get(shape, type.getElementType()), x, groups);
+      b, loc, RankedTensorType::get(staticShape, type.getElementType()), x,
+      groups, shape);
 }
 
 /// (..., n/C, C, d) -> (..., n, d).
@@ -246,29 +365,28 @@ Value buildLinear(OpBuilder &b, Location loc, DotProductAttentionOp op,
   return scaleBy(b, loc, ratio, plan.postFactor);
 }
 
-/// Static offsets, sizes and strides of rows [offset, offset + size) along
-/// the position dim (rank - 2) of a tensor of `type`, whole in the others.
+/// Offsets, sizes and strides of rows [offset, offset + size) along the
+/// position dim (rank - 2) of `x`, whole in the others (static or not).
 struct RowWindow {
   SmallVector<OpFoldResult> offsets, sizes, strides;
 };
-RowWindow rowWindow(OpBuilder &b, RankedTensorType type, int64_t offset,
-                    int64_t size) {
-  int64_t rank = type.getRank();
+RowWindow rowWindow(OpBuilder &b, Location loc, Value x, OpFoldResult offset,
+                    OpFoldResult size) {
+  int64_t rank = rankOf(x);
   RowWindow window;
   window.offsets.assign(rank, b.getIndexAttr(0));
   window.strides.assign(rank, b.getIndexAttr(1));
-  for (int64_t extent : type.getShape())
-    window.sizes.push_back(b.getIndexAttr(extent));
-  window.offsets[rank - 2] = b.getIndexAttr(offset);
-  window.sizes[rank - 2] = b.getIndexAttr(size);
+  for (int64_t i = 0; i < rank; ++i)
+    window.sizes.push_back(i == rank - 2 ? size
+                                         : tensor::getMixedSize(b, loc, x, i));
+  window.offsets[rank - 2] = offset;
   return window;
 }
 
 /// Rows [offset, offset + size) of `x` along its position dim (rank - 2).
-Value sliceRows(OpBuilder &b, Location loc, Value x, int64_t offset,
-                int64_t size) {
-  RowWindow window =
-      rowWindow(b, cast<RankedTensorType>(x.getType()), offset, size);
+Value sliceRows(OpBuilder &b, Location loc, Value x, OpFoldResult offset,
+                OpFoldResult size) {
+  RowWindow window = rowWindow(b, loc, x, offset, size);
   return tensor::ExtractSliceOp::create(b, loc, x, window.offsets,
                                         window.sizes, window.strides);
 }
@@ -276,20 +394,34 @@ Value sliceRows(OpBuilder &b, Location loc, Value x, int64_t offset,
 /// `part` written into rows [offset, ...) of `whole`.
 Value insertRows(OpBuilder &b, Location loc, Value part, Value whole,
                  int64_t offset) {
-  auto type = cast<RankedTensorType>(part.getType());
   RowWindow window =
-      rowWindow(b, type, offset, type.getDimSize(type.getRank() - 2));
+      rowWindow(b, loc, part, b.getIndexAttr(offset),
+                tensor::getMixedSize(b, loc, part, rankOf(part) - 2));
   return tensor::InsertSliceOp::create(b, loc, part, whole, window.offsets,
                                        window.sizes, window.strides);
 }
 
-/// The chunked causal numerator of positions that are a whole number of
-/// chunks; also returns the chunk states phi(K_c)^T V_c.
+/// `x` with zero rows appended along its position dim up to `rows`.
+Value padRows(OpBuilder &b, Location loc, Value x, IndexExpr rows,
+              IndexExpr xRows) {
+  if (rows.known && xRows.known && *rows.known == *xRows.known)
+    return x;
+  int64_t rank = rankOf(x);
+  SmallVector<OpFoldResult> low(rank, b.getIndexAttr(0)), high = low;
+  high[rank - 2] = (rows - xRows).foldResult();
+  Type element = cast<RankedTensorType>(x.getType()).getElementType();
+  Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(element, 0.0));
+  return tensor::PadOp::create(b, loc, Type(), x, low, high, zero);
+}
+
+/// The chunked causal numerator of positions that are a whole number
+/// `chunks` of chunks; also returns the chunk states phi(K_c)^T V_c.
 std::pair<Value, Value> buildWholeChunks(OpBuilder &b, Location loc, Value q,
-                                         Value k, Value v, int64_t chunk) {
-  Value qChunks = splitIntoChunks(b, loc, q, chunk);
-  Value kChunks = splitIntoChunks(b, loc, k, chunk);
-  Value vChunks = splitIntoChunks(b, loc, v, chunk);
+                                         Value k, Value v, int64_t chunk,
+                                         OpFoldResult chunks) {
+  Value qChunks = splitIntoChunks(b, loc, q, chunk, chunks);
+  Value kChunks = splitIntoChunks(b, loc, k, chunk, chunks);
+  Value vChunks = splitIntoChunks(b, loc, v, chunk, chunks);
   Value intra = DotProductAttentionOp::create(
       b, loc, qChunks, kChunks, vChunks, /*mask=*/Value(), b.getArrayAttr({}),
       llvm::APFloat(1.0), FeatureMap::identity, /*causal=*/true);
@@ -302,15 +434,74 @@ std::pair<Value, Value> buildWholeChunks(OpBuilder &b, Location loc, Value q,
   return {numerator, states};
 }
 
+/// The positions of the padded causal form: n queries and m keys padded to
+/// L = ceil(max(n, m) / C) * C rows, `chunks` chunks of C.
+struct PaddedPositions {
+  IndexExpr chunks, rows;
+};
+PaddedPositions paddedPositions(IndexExpr n, IndexExpr m, int64_t chunk) {
+  IndexExpr chunks = max(n, m).ceilDiv(chunk);
+  return {chunks, chunks * IndexExpr{n.builder, n.loc, Value(),
+                                     static_cast<uint64_t>(chunk)}};
+}
+
+/// The causal numerator of n = m static rows: whole chunks, and when C does
+/// not divide n the r = n mod C tail rows as one ragged chunk: causal
+/// attention inside the tail plus phi(Q_tail) times the sum of all head
+/// chunk states; head and tail written into one n-row tensor.
+Value buildStaticCausalNumerator(OpBuilder &b, Location loc, Value q, Value k,
+                                 Value v, int64_t n, int64_t chunk) {
+  int64_t headRows = n / chunk * chunk, tailRows = n - headRows;
+  if (tailRows == 0)
+    return buildWholeChunks(b, loc, q, k, v, chunk, b.getIndexAttr(n / chunk))
+        .first;
+  auto rows = [&](Value x, int64_t offset, int64_t size) {
+    return sliceRows(b, loc, x, b.getIndexAttr(offset), b.getIndexAttr(size));
+  };
+  Value qHead = rows(q, 0, headRows), kHead = rows(k, 0, headRows),
+        vHead = rows(v, 0, headRows);
+  auto [head, states] = buildWholeChunks(b, loc, qHead, kHead, vHead, chunk,
+                                         b.getIndexAttr(n / chunk));
+  Value qTail = rows(q, headRows, tailRows),
+        kTail = rows(k, headRows, tailRows),
+        vTail = rows(v, headRows, tailRows);
+  Value intra = DotProductAttentionOp::create(
+      b, loc, qTail, kTail, vTail, /*mask=*/Value(), b.getArrayAttr({}),
+      llvm::APFloat(1.0), FeatureMap::identity, /*causal=*/true);
+  // (..., n/C, dk, dv) summed over the chunks, then the unit chunk dim
+  // dropped: the state of every head position.
+  int64_t stateRank = rankOf(states);
+  Value headState = ReduceSumOp::create(b, loc, states, stateRank - 3);
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t i = 0; i < stateRank - 3; ++i)
+    groups.push_back({i});
+  groups.push_back({stateRank - 3, stateRank - 2});
+  groups.push_back({stateRank - 1});
+  headState = tensor::CollapseShapeOp::create(b, loc, headState, groups);
+  Value tail = AddOp::create(b, loc, intra, matmul(b, loc, qTail, headState));
+  auto headType = cast<RankedTensorType>(head.getType());
+  SmallVector<int64_t> shape(headType.getShape());
+  shape[shape.size() - 2] = n;
+  auto type = RankedTensorType::get(shape, headType.getElementType());
+  Value zeros = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 0.0)));
+  return insertRows(b, loc, tail, insertRows(b, loc, head, zeros, 0), headRows);
+}
+
 /// Exact causal form in chunks of C positions: causal attention inside each
 /// chunk plus phi(Q_c) times the exclusive prefix sum of the chunk states
 /// phi(K_c)^T V_c; the row sums of a `sum` step are phi(q_i) . (inclusive
-/// prefix sum of phi(k_j)). When C does not divide n, the floor(n/C) C head
-/// rows are chunked so and the r = n mod C tail rows are one ragged chunk:
-/// causal attention inside the tail plus phi(Q_tail) times the sum of all
-/// head chunk states; head and tail numerators are written into one n-row
-/// tensor. No position is padded, so no row ever divides 0 by 0 (the row
-/// sums are computed over the n real rows, unchunked).
+/// prefix sum of phi(k_j)).
+/// - Static n = m: buildStaticCausalNumerator (a ragged last chunk when C
+///   does not divide n). Nothing is padded.
+/// - Dynamic n or m: phi(Q), phi(K) and V padded with zero rows to L =
+///   ceil(max(n, m) / C) * C positions, whole chunks, then the first n rows
+///   of the numerator and of the key prefix sums. Key j is visible to query
+///   i only if j <= i, so a real query never sees a padded key past m that
+///   is not zero (the padding follows the feature map) and the padded
+///   queries' rows are dropped before the division: exact for every
+///   run-time n and m, and no row divides 0 by 0.
 Value buildCausal(OpBuilder &b, Location loc, DotProductAttentionOp op,
                   const Plan &plan) {
   // The factor before the sum goes on the queries, so numerator and row sums
@@ -320,47 +511,33 @@ Value buildCausal(OpBuilder &b, Location loc, DotProductAttentionOp op,
               plan.preFactor);
   Value k = mapFeatures(b, loc, op.getKey(), op.getFeatureMap());
   Value v = op.getValue();
-  int64_t n = plan.positions, chunk = plan.chunk;
-  int64_t headRows = n / chunk * chunk, tailRows = n - headRows;
-  Value numerator;
-  if (tailRows == 0) {
-    numerator = buildWholeChunks(b, loc, q, k, v, chunk).first;
+  int64_t positionDim = rankOf(k) - 2;
+  Value numerator, keyPrefix;
+  if (plan.padded) {
+    SizeBuilder sizes{b, loc};
+    IndexExpr n = sizes.dim(op.getQuery(), rankOf(q) - 2);
+    IndexExpr m = sizes.dim(op.getKey(), positionDim);
+    PaddedPositions padded = paddedPositions(n, m, plan.chunk);
+    Value qPadded = padRows(b, loc, q, padded.rows, n);
+    Value kPadded = padRows(b, loc, k, padded.rows, m);
+    Value vPadded = padRows(b, loc, v, padded.rows, m);
+    Value whole = buildWholeChunks(b, loc, qPadded, kPadded, vPadded,
+                                   plan.chunk, padded.chunks.foldResult())
+                      .first;
+    OpFoldResult zero = b.getIndexAttr(0), rows = n.foldResult();
+    numerator = sliceRows(b, loc, whole, zero, rows);
+    if (plan.sumEps)
+      keyPrefix =
+          sliceRows(b, loc, PrefixSumOp::create(b, loc, kPadded, positionDim),
+                    zero, rows);
   } else {
-    Value qHead = sliceRows(b, loc, q, 0, headRows);
-    Value kHead = sliceRows(b, loc, k, 0, headRows);
-    Value vHead = sliceRows(b, loc, v, 0, headRows);
-    auto [head, states] = buildWholeChunks(b, loc, qHead, kHead, vHead, chunk);
-    Value qTail = sliceRows(b, loc, q, headRows, tailRows);
-    Value kTail = sliceRows(b, loc, k, headRows, tailRows);
-    Value vTail = sliceRows(b, loc, v, headRows, tailRows);
-    Value intra = DotProductAttentionOp::create(
-        b, loc, qTail, kTail, vTail, /*mask=*/Value(), b.getArrayAttr({}),
-        llvm::APFloat(1.0), FeatureMap::identity, /*causal=*/true);
-    // (..., n/C, dk, dv) summed over the chunks, then the unit chunk dim
-    // dropped: the state of every head position.
-    int64_t stateRank = rankOf(states);
-    Value headState = ReduceSumOp::create(b, loc, states, stateRank - 3);
-    SmallVector<ReassociationIndices> groups;
-    for (int64_t i = 0; i < stateRank - 3; ++i)
-      groups.push_back({i});
-    groups.push_back({stateRank - 3, stateRank - 2});
-    groups.push_back({stateRank - 1});
-    headState = tensor::CollapseShapeOp::create(b, loc, headState, groups);
-    Value tail =
-        AddOp::create(b, loc, intra, matmul(b, loc, qTail, headState));
-    auto headType = cast<RankedTensorType>(head.getType());
-    SmallVector<int64_t> shape(headType.getShape());
-    shape[shape.size() - 2] = n;
-    auto type = RankedTensorType::get(shape, headType.getElementType());
-    Value zeros = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(
-                    type, b.getFloatAttr(type.getElementType(), 0.0)));
-    numerator = insertRows(b, loc, tail, insertRows(b, loc, head, zeros, 0),
-                           headRows);
+    numerator =
+        buildStaticCausalNumerator(b, loc, q, k, v, plan.positions, plan.chunk);
+    if (plan.sumEps)
+      keyPrefix = PrefixSumOp::create(b, loc, k, positionDim);
   }
   if (!plan.sumEps)
     return scaleBy(b, loc, numerator, plan.postFactor);
-  Value keyPrefix = PrefixSumOp::create(b, loc, k, rankOf(k) - 2);
   Value products = MulOp::create(b, loc, q, keyPrefix);
   Value denominator =
       ReduceSumOp::create(b, loc, products, rankOf(products) - 1);
@@ -405,91 +582,6 @@ Value buildRewrite(OpBuilder &b, DotProductAttentionOp op, const Plan &plan) {
 // The run-time choice for dynamic sizes
 //===----------------------------------------------------------------------===//
 
-/// An index value under construction: + and * emit arith ops, so the MAC
-/// formulas of CostModel.h can be instantiated on it. Static sizes stay
-/// constants and fold, so only the dynamic part of a formula becomes IR.
-struct IndexExpr {
-  OpBuilder *builder;
-  Location loc;
-  Value value;                   ///< set when the size is dynamic
-  std::optional<uint64_t> known; ///< set when the size is static
-
-  Value materialize() const {
-    if (value)
-      return value;
-    return arith::ConstantIndexOp::create(*builder, loc, int64_t(*known));
-  }
-  friend IndexExpr operator+(IndexExpr l, IndexExpr r) {
-    if (l.known && r.known)
-      return {l.builder, l.loc, Value(), *l.known + *r.known};
-    if (l.known == 0u)
-      return r;
-    if (r.known == 0u)
-      return l;
-    return {l.builder, l.loc,
-            arith::AddIOp::create(*l.builder, l.loc, l.materialize(),
-                                  r.materialize()),
-            std::nullopt};
-  }
-  friend IndexExpr operator*(IndexExpr l, IndexExpr r) {
-    if (l.known && r.known)
-      return {l.builder, l.loc, Value(), *l.known * *r.known};
-    if (l.known == 1u)
-      return r;
-    if (r.known == 1u)
-      return l;
-    return {l.builder, l.loc,
-            arith::MulIOp::create(*l.builder, l.loc, l.materialize(),
-                                  r.materialize()),
-            std::nullopt};
-  }
-  /// The size two broadcast dims agree on: 1 stretches, so it is the max.
-  friend IndexExpr broadcastMax(IndexExpr l, IndexExpr r) {
-    if (l.known && r.known)
-      return {l.builder, l.loc, Value(), std::max(*l.known, *r.known)};
-    if (l.known == 1u)
-      return r;
-    if (r.known == 1u)
-      return l;
-    return {l.builder, l.loc,
-            arith::MaxUIOp::create(*l.builder, l.loc, l.materialize(),
-                                   r.materialize()),
-            std::nullopt};
-  }
-};
-
-struct SizeBuilder {
-  OpBuilder &b;
-  Location loc;
-
-  IndexExpr constant(uint64_t size) { return {&b, loc, Value(), size}; }
-  /// Dim `index` of `tensor`, a constant when static.
-  IndexExpr dim(Value tensor, int64_t index) {
-    auto type = cast<RankedTensorType>(tensor.getType());
-    if (!type.isDynamicDim(index))
-      return constant(type.getDimSize(index));
-    return {&b, loc, tensor::DimOp::create(b, loc, tensor, index),
-            std::nullopt};
-  }
-  /// Product of the numpy broadcast of the leading dims of `tensors`.
-  IndexExpr batch(ArrayRef<Value> tensors) {
-    int64_t rank = 0;
-    for (Value t : tensors)
-      rank = std::max(rank, rankOf(t) - 2);
-    IndexExpr product = constant(1);
-    for (int64_t i = 0; i < rank; ++i) {
-      IndexExpr size = constant(1);
-      for (Value t : tensors) {
-        int64_t offset = rank - (rankOf(t) - 2);
-        if (i >= offset)
-          size = broadcastMax(size, dim(t, i - offset));
-      }
-      product = product * size;
-    }
-    return product;
-  }
-};
-
 /// i1: the linear form needs fewer MACs than the quadratic one for the sizes
 /// the op sees at run time.
 Value buildLinearIsCheaper(OpBuilder &b, DotProductAttentionOp op,
@@ -501,8 +593,13 @@ Value buildLinearIsCheaper(OpBuilder &b, DotProductAttentionOp op,
   IndexExpr batch = sizes.batch({q, k, v});
   IndexExpr contextBatch = sizes.batch({k, v});
   IndexExpr quadratic = quadraticAttentionMacs(batch, n, m, dk, dv);
-  IndexExpr linear = linearAttentionMacs(contextBatch, batch, n, m, dk, dv,
-                                         plan.sumEps.has_value());
+  IndexExpr linear =
+      plan.causal
+          ? chunkedCausalAttentionMacs(contextBatch, batch,
+                                       paddedPositions(n, m, plan.chunk).rows,
+                                       sizes.constant(plan.chunk), dk, dv)
+          : linearAttentionMacs(contextBatch, batch, n, m, dk, dv,
+                                plan.sumEps.has_value());
   return arith::CmpIOp::create(b, op.getLoc(), arith::CmpIPredicate::ult,
                                linear.materialize(), quadratic.materialize());
 }
@@ -525,6 +622,11 @@ std::string describeForm(const Plan &plan) {
   if (!plan.causal)
     return form;
   form += " with causal prefix sums in chunks of " + std::to_string(plan.chunk);
+  if (plan.padded)
+    return form +
+           " (Q, K and V padded with zero rows to a run-time multiple "
+           "of " +
+           std::to_string(plan.chunk) + " positions: linear in n)";
   if (int64_t tailRows = plan.positions % plan.chunk) {
     int64_t wholeChunks = plan.positions / plan.chunk;
     form += " (n = " + std::to_string(plan.positions) + ": " +

@@ -170,6 +170,12 @@ def insert_slice(src, dest, offsets, strides):
     return out
 
 
+def pad(x, low, high, value):
+    """x with `low[d]` and `high[d]` entries of `value` around each dim."""
+    return np.pad(np.asarray(x, np.float64), list(zip(low, high)),
+                  constant_values=value)
+
+
 # ---------------------------------------------------------------------------
 # High-level ops
 # ---------------------------------------------------------------------------
@@ -433,6 +439,13 @@ CASES = {
                                            (1, 3)),
     "insert_slice_dyn": lambda a: insert_slice(a["src"], a["dest"], (1, 1),
                                                (2, 1)),
+    "pad_dyn": lambda a: pad(a["x"], (0, 1), (-len(a["x"]) % 4, 0), 0.5),
+    "chunk_sums_dyn": lambda a: pad(a["x"], (0, 0), (-len(a["x"]) % 4, 0),
+                                    0.0).reshape(-1, 4, 3).sum(
+                                        1, keepdims=True),
+    "extract_slice_dyn": lambda a: a["x"][len(a["x"]) // 2:, 1::2],
+    "insert_slice_sizes_dyn": lambda a: insert_slice(
+        a["src"][:-1], a["dest"], (1, 1), (1, 2)),
 }
 
 

@@ -54,6 +54,19 @@ protected:
     return copy;
   }
 
+  /// `ir` parsed, and after --attn-reassociate=force (every rewritable op,
+  /// whatever the cost); null modules when `ir` does not parse.
+  std::pair<OwningOpRef<ModuleOp>, OwningOpRef<ModuleOp>>
+  parseAndForce(const std::string &ir) {
+    OwningOpRef<ModuleOp> module = parse(ir);
+    if (!module)
+      return {};
+    AttnReassociatePassOptions options;
+    options.force = true;
+    OwningOpRef<ModuleOp> rewritten = reassociate(*module, options);
+    return {std::move(module), std::move(rewritten)};
+  }
+
   /// Evaluates the only function on signed inputs from `seed`.
   rt::Tensor evaluate(ModuleOp module, uint64_t seed) {
     auto func = *module.getOps<func::FuncOp>().begin();
@@ -80,9 +93,9 @@ protected:
           << "at flat index " << i;
   }
 
-  static uint64_t totalMacs(ModuleOp module) {
+  static uint64_t totalMacs(Operation *root) {
     uint64_t macs = 0;
-    module.walk([&](Operation *op) {
+    root->walk([&](Operation *op) {
       OpCost cost;
       if (estimateOpCost(op, cost) == CostStatus::Known)
         macs += cost.macs;
@@ -132,12 +145,9 @@ TEST_F(ReassociateTest, LinearFormulaMatchesTheEmittedOps) {
   };
   for (const FormulaCase &c : cases) {
     SCOPED_TRACE(c.attributes);
-    OwningOpRef<ModuleOp> module =
-        parse(spec(c.q, c.k, c.v, c.o, c.attributes));
+    auto [module, rewritten] =
+        parseAndForce(spec(c.q, c.k, c.v, c.o, c.attributes));
     ASSERT_TRUE(module);
-    AttnReassociatePassOptions options;
-    options.force = true;
-    OwningOpRef<ModuleOp> rewritten = reassociate(*module, options);
     EXPECT_FALSE(hasDotProduct(*rewritten));
     uint64_t formula =
         linearAttentionMacs<SaturatingCount>({c.contextBatch}, {c.batch}, {c.n},
@@ -149,6 +159,43 @@ TEST_F(ReassociateTest, LinearFormulaMatchesTheEmittedOps) {
                              .value;
     EXPECT_EQ(totalMacs(*module), quadratic);
     expectSameFunction(*module, *rewritten);
+  }
+}
+
+struct ChunkedCase {
+  const char *q, *k, *v, *o, *attributes;
+  int64_t dynamicSize; ///< the size of `?` dims, or -1 for static shapes
+  uint64_t contextBatch, batch, positions, dk, dv;
+};
+
+TEST_F(ReassociateTest, ChunkedCausalFormulaMatchesTheEmittedOps) {
+  // chunkedCausalAttentionMacs, which the run-time choice evaluates, against
+  // the ops of the causal form with whole chunks of 64: static n = m = 128,
+  // and dynamic sizes costed at n = 100 and 200 (padded to 128 and 256).
+  const ChunkedCase cases[] = {
+      {"2x128x8", "2x128x8", "2x128x4", "2x128x4",
+       "norm [sum over keys] feature_map elu_plus_one causal", -1, 2, 2, 128, 8,
+       4},
+      {"2x?x8", "2x?x8", "2x?x4", "2x?x4", "norm [] causal", 100, 2, 2, 128, 8,
+       4},
+      // K and V shared by 3 heads: one state per batch and chunk.
+      {"2x3x?x8", "2x1x?x8", "2x1x?x16", "2x3x?x16",
+       "norm [sum over keys eps 0.5] feature_map elu_plus_one causal", 200, 2,
+       6, 256, 8, 16},
+  };
+  for (const ChunkedCase &c : cases) {
+    SCOPED_TRACE(c.q);
+    auto [module, rewritten] =
+        parseAndForce(spec(c.q, c.k, c.v, c.o, c.attributes));
+    ASSERT_TRUE(module);
+    auto func = *rewritten->getOps<func::FuncOp>().begin();
+    OwningOpRef<func::FuncOp> sized =
+        c.dynamicSize < 0 ? func.clone() : withDynamicSize(func, c.dynamicSize);
+    uint64_t formula =
+        chunkedCausalAttentionMacs<SaturatingCount>(
+            {c.contextBatch}, {c.batch}, {c.positions}, {64}, {c.dk}, {c.dv})
+            .value;
+    EXPECT_EQ(totalMacs(*sized), formula);
   }
 }
 

@@ -187,6 +187,39 @@ func.func @dynamic_softmax(%q: tensor<2x?x4xf32>, %k: tensor<2x?x4xf32>, %v: ten
   return %o : tensor<2x?x3xf32>
 }
 
+// The building blocks of the dynamic causal form and their adjoints: rows
+// padded with zeros to a run-time multiple of 4 (the pad's adjoint: the
+// first n rows), split into a run-time number of chunks (expand_shape; its
+// adjoint a collapse, the collapse's an expand whose chunk count divides
+// at run time), an exclusive scan over the chunks, the first n rows kept
+// (extract_slice of a run-time size; adjoint: insert into zeros) and all
+// but the first written over y's first rows (insert_slice of a run-time
+// size; y keeps its last row's gradient).
+func.func @chunked_rows_dynamic(%x: tensor<?x3xf32>, %y: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %n = tensor.dim %x, %c0 : tensor<?x3xf32>
+  %chunks = arith.ceildivui %n, %c4 : index
+  %rows = arith.muli %chunks, %c4 : index
+  %high = arith.subi %rows, %n : index
+  %zero = arith.constant 0.000000e+00 : f32
+  %p = tensor.pad %x low[0, 0] high[%high, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<?x3xf32> to tensor<?x3xf32>
+  %e = tensor.expand_shape %p [[0, 1], [2]] output_shape [%chunks, 4, 3]
+      : tensor<?x3xf32> into tensor<?x4x3xf32>
+  %s = attn.prefix_sum %e dim 0 exclusive : tensor<?x4x3xf32>
+  %m = attn.mul %s, %e : tensor<?x4x3xf32>, tensor<?x4x3xf32> -> tensor<?x4x3xf32>
+  %c = tensor.collapse_shape %m [[0, 1], [2]] : tensor<?x4x3xf32> into tensor<?x3xf32>
+  %r = tensor.extract_slice %c[0, 0] [%n, 3] [1, 1] : tensor<?x3xf32> to tensor<?x3xf32>
+  %rest = arith.subi %n, %c1 : index
+  %tail = tensor.extract_slice %r[1, 0] [%rest, 3] [1, 1] : tensor<?x3xf32> to tensor<?x3xf32>
+  %o = tensor.insert_slice %tail into %y[0, 0] [%rest, 3] [1, 1] : tensor<?x3xf32> into tensor<?x3xf32>
+  return %o : tensor<?x3xf32>
+}
+
 // K and V shared by 3 query heads, with a feature map: the gradients of K
 // are summed over the heads before the map's derivative (linear and fused
 // softmax forms).

@@ -224,3 +224,70 @@ func.func @insert_slice_dyn(%src: tensor<2x3xf32>, %dest: tensor<?x4xf32>) -> te
       : tensor<2x3xf32> into tensor<?x4xf32>
   return %o : tensor<?x4xf32>
 }
+
+// The building blocks of causal linear attention at a dynamic n
+// (--attn-reassociate pads the positions to a run-time multiple of the
+// chunk): a run-time high pad and a static low one, with a padding value
+// that is not 0 so that it is seen. n rows become ceil(n / 4) * 4.
+func.func @pad_dyn(%x: tensor<?x3xf32>) -> tensor<?x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %n = tensor.dim %x, %c0 : tensor<?x3xf32>
+  %chunks = arith.ceildivui %n, %c4 : index
+  %rows = arith.muli %chunks, %c4 : index
+  %high = arith.subi %rows, %n : index
+  %value = arith.constant 5.000000e-01 : f32
+  %p = tensor.pad %x low[0, 1] high[%high, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %value : f32
+  } : tensor<?x3xf32> to tensor<?x4xf32>
+  return %p : tensor<?x4xf32>
+}
+
+// Zero-padded rows split into a run-time number of chunks of 4
+// (expand_shape with a dynamic output_shape entry), each chunk summed.
+func.func @chunk_sums_dyn(%x: tensor<?x3xf32>) -> tensor<?x1x3xf32> {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %n = tensor.dim %x, %c0 : tensor<?x3xf32>
+  %n3 = arith.addi %n, %c3 : index
+  %chunks = arith.divui %n3, %c4 : index
+  %rows = arith.muli %chunks, %c4 : index
+  %high = arith.subi %rows, %n : index
+  %zero = arith.constant 0.000000e+00 : f32
+  %p = tensor.pad %x low[0, 0] high[%high, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<?x3xf32> to tensor<?x3xf32>
+  %e = tensor.expand_shape %p [[0, 1], [2]] output_shape [%chunks, 4, 3]
+      : tensor<?x3xf32> into tensor<?x4x3xf32>
+  %s = attn.reduce_sum %e dim 1 : tensor<?x4x3xf32> -> tensor<?x1x3xf32>
+  return %s : tensor<?x1x3xf32>
+}
+
+// A run-time offset and size: rows [n / 2, n), every other column from 1.
+func.func @extract_slice_dyn(%x: tensor<?x5xf32>) -> tensor<?x2xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %x, %c0 : tensor<?x5xf32>
+  %half = arith.divui %n, %c2 : index
+  %rest = arith.subi %n, %half : index
+  %s = tensor.extract_slice %x[%half, 1] [%rest, 2] [1, 2]
+      : tensor<?x5xf32> to tensor<?x2xf32>
+  return %s : tensor<?x2xf32>
+}
+
+// A run-time offset and size into a dest of run-time rows: the first
+// n - 1 rows of src written from row 1 of dest, every other column.
+func.func @insert_slice_sizes_dyn(%src: tensor<?x2xf32>, %dest: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %src, %c0 : tensor<?x2xf32>
+  %rows = arith.subi %n, %c1 : index
+  %head = tensor.extract_slice %src[0, 0] [%rows, 2] [1, 1]
+      : tensor<?x2xf32> to tensor<?x2xf32>
+  %o = tensor.insert_slice %head into %dest[%c1, 1] [%rows, 2] [1, 2]
+      : tensor<?x2xf32> into tensor<?x4xf32>
+  return %o : tensor<?x4xf32>
+}
