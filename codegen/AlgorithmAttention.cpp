@@ -168,7 +168,13 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   // whole vectors, so keyT and the mask are read at m - 1 past the last
   // key (those scores are never used).
   bool padKeys = !fewRows && staticKeys && *staticKeys % kMaxLanes != 0;
+  // A causal query block needs the keys up to its last row only: for the
+  // first rows, fewer than one score tile, which then starts before key 0
+  // (ShiftInwards), so keyT and the mask are read from key 0 there too.
+  bool shiftedKeys = !fewRows && spec.causal;
   auto keyIndex = [&](Expr key) -> Expr {
+    if (shiftedKeys)
+      key = Halide::max(key, 0);
     return padKeys ? Halide::min(key, m - 1) : key;
   };
   if (bf16Pairs)
