@@ -168,7 +168,13 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   // whole vectors, so keyT and the mask are read at m - 1 past the last
   // key (those scores are never used).
   bool padKeys = !fewRows && staticKeys && *staticKeys % kMaxLanes != 0;
+  // A causal query block needs the keys up to its last row only: for the
+  // first rows, fewer than one score tile, which then starts before key 0
+  // (ShiftInwards), so keyT and the mask are read from key 0 there too.
+  bool shiftedKeys = !fewRows && spec.causal;
   auto keyIndex = [&](Expr key) -> Expr {
+    if (shiftedKeys)
+      key = Halide::max(key, 0);
     return padKeys ? Halide::min(key, m - 1) : key;
   };
   if (bf16Pairs)
@@ -757,11 +763,17 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
          call(dotT, batch.index({j, i})) +
              batch.operand(k, {keyRow, rdT}) *
                  call(queryT, batch.index({rdT, i})));
+  // Hidden entries by a factor of 0, not a select: a call inside a select
+  // would need only the visible queries of a key tile, a region of varying
+  // size that the tile's unrolled product cannot compute (f64, n below a
+  // tile). The exponent of a visible entry is <= 0 (the row's log-sum-exp
+  // bounds its scores); capping it keeps a hidden one finite.
   define(pT, batch.vars({j, i}),
-         Halide::select(visible(i, j),
-                        softmaxExp(call(dotT, batch.index({j, i})) * scale -
-                                   call(rowLse, batch.index({i}))),
-                        constant(type, 0.0)));
+         softmaxExp(Halide::min(call(dotT, batch.index({j, i})) * scale -
+                                    call(rowLse, batch.index({i})),
+                                constant(type, 0.0))) *
+             Halide::select(visible(i, j), constant(type, 1.0),
+                            constant(type, 0.0)));
   define(dpTAcc, batch.vars({j, i}), constant(type, 0.0));
   update(dpTAcc, batch.index({j, i}),
          call(dpTAcc, batch.index({j, i})) +

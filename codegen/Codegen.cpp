@@ -107,13 +107,25 @@ bool isIdentifier(StringRef name) {
                       [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
-/// Argument names usable as C identifiers and unique (else "argN").
+/// Whether Halide may name one of its own temporaries `name`: a letter and
+/// a number (Halide::Internal::unique_name, e.g. t309 or a1). An input
+/// buffer so named aliased one and failed to compile (found by the
+/// differential fuzzer, test/fuzz).
+bool isHalideTemporaryName(StringRef name) {
+  return name.size() > 1 && llvm::isAlpha(name.front()) &&
+         llvm::all_of(name.drop_front(), llvm::isDigit);
+}
+
+/// Argument names usable as C identifiers and unique (else "argN"), with
+/// an underscore after a name Halide may use itself (a1_).
 std::vector<std::string> cleanArgNames(func::FuncOp func,
                                        const std::vector<std::string> &names) {
   std::vector<std::string> result;
   std::set<std::string> seen;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     std::string name = i < names.size() ? names[i] : "";
+    if (isHalideTemporaryName(name))
+      name += "_";
     if (!isIdentifier(name) || name == func.getSymName() ||
         !seen.insert(name).second)
       name = "arg" + std::to_string(i);

@@ -154,6 +154,13 @@ private:
   Value neg(Location loc, Value x) {
     return ScaleOp::create(b, loc, x, llvm::APFloat(-1.0));
   }
+  /// The type of `adjoint` with the element type of `operand`. An adjoint
+  /// may be more static than its operand (a fused gradient op infers a dim
+  /// the operand leaves dynamic): the element conversions keep its shape.
+  static Type withElementOf(Value adjoint, Value operand) {
+    return cast<RankedTensorType>(adjoint.getType())
+        .clone(getElementTypeOrSelf(operand.getType()));
+  }
   /// `adjoint` summed down to the shape of the broadcast operand `operand`.
   Value unbroadcast(Location loc, Value adjoint, Value operand) {
     auto from = cast<RankedTensorType>(adjoint.getType());
@@ -523,12 +530,12 @@ LogicalResult Differentiator::differentiate(Operation *op) {
           [](Operation *) { return success(); }) // piecewise constant
       .Case([&](arith::ExtFOp op) {
         accumulate(op.getIn(), arith::TruncFOp::create(
-                                   b, loc, op.getIn().getType(), g));
+                                   b, loc, withElementOf(g, op.getIn()), g));
         return success();
       })
       .Case([&](arith::TruncFOp op) {
-        accumulate(op.getIn(),
-                   arith::ExtFOp::create(b, loc, op.getIn().getType(), g));
+        accumulate(op.getIn(), arith::ExtFOp::create(
+                                   b, loc, withElementOf(g, op.getIn()), g));
         return success();
       })
       .Case([&](tensor::CastOp op) {

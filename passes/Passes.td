@@ -228,7 +228,10 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
            "scatter_pixels and the bilinear weights' rules; static sizes "
            "only) instead of one attn.deformable_grad">
   ];
+  // attn too: a function without attn ops still gets some (the zeros of an
+  // unused argument, the sum of two cotangents).
   let dependentDialects = [
+    "mlir::attn::AttnDialect",
     "mlir::arith::ArithDialect",
     "mlir::tensor::TensorDialect"
   ];

@@ -350,6 +350,7 @@ CASES = {
     "softmax_mask_neginf": _dp([("softmax", "keys")], scale=0.5),
     "count_keys": _dp([("count", "keys")]),
     "count_keys_causal": _dp([("count", "keys")], causal=True),
+    "count_keys_causal_mask": _dp([("count", "keys")], causal=True),
     "sum_elu": _dp([("sum", "keys")], fmap="elu_plus_one"),
     "sum_relu": _dp([("sum", "keys", 1e-3)], fmap="relu"),
     "sum_elu_signed": _dp([("sum", "keys")], fmap="elu_plus_one"),

@@ -36,3 +36,22 @@ func.func @dynamic(%value: tensor<?x30x2x?xf32>, %loc: tensor<?x?x2x2x?x2xf32>, 
       : tensor<?x30x2x?xf32>, tensor<?x?x2x2x?x2xf32>, tensor<?x?x2x2x?xf32> -> tensor<?x?x?xf32>
   return %o : tensor<?x?x?xf32>
 }
+
+// -----
+
+// f16 weights whose levels dim is `?`: attn.deformable_grad infers it (1
+// level), so its dweights is more static than the argument; the rounding to
+// f16 keeps the inferred shape and a cast restores the argument's type
+// (found by the differential fuzzer, test/fuzz: the truncf had to change
+// the shape, which arith.truncf does not verify).
+// CHECK-LABEL: func.func @f16_dynamic_levels_grad(
+// CHECK: %[[DV:.+]], %[[DLOC:.+]], %[[DW:.+]] = attn.deformable_grad
+// CHECK-SAME: -> tensor<2x25x3x?xf32>, tensor<2x1x3x1x4x2xf32>, tensor<2x1x3x1x4xf32>
+// CHECK: %[[W16:.+]] = arith.truncf %[[DW]] : tensor<2x1x3x1x4xf32> to tensor<2x1x3x1x4xf16>
+// CHECK: %[[CAST:.+]] = tensor.cast %[[W16]] : tensor<2x1x3x1x4xf16> to tensor<2x1x3x?x4xf16>
+// CHECK: return {{.*}}, %[[CAST]]
+func.func @f16_dynamic_levels(%value: tensor<2x25x3x?xf16>, %loc: tensor<2x1x3x1x4x2xf16>, %w: tensor<2x1x3x?x4xf16>) -> tensor<2x1x?xf16> {
+  %o = attn.deformable %value, %loc, %w levels [5x5] align_corners
+      : tensor<2x25x3x?xf16>, tensor<2x1x3x1x4x2xf16>, tensor<2x1x3x?x4xf16> -> tensor<2x1x?xf16>
+  return %o : tensor<2x1x?xf16>
+}

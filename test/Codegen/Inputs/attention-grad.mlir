@@ -27,6 +27,15 @@ func.func @causal_rect(%q: tensor<3x150x32xf32>, %k: tensor<3x100x32xf32>, %v: t
   return %o : tensor<3x150x48xf32>
 }
 
+// Causal in f64 (8 lanes), n = 9 queries, fewer than a query tile of the
+// key pass (found by the differential fuzzer, test/fuzz: the tile's product
+// failed to compile, its visible queries a region of varying size).
+func.func @causal_f64(%q: tensor<2x9x31xf64>, %k: tensor<32x31xf64>, %v: tensor<32x5xf64>) -> tensor<2x9x5xf64> {
+  %o = attn.dot_product %q, %k, %v norm [softmax over keys] scale 1.250000e-01 causal
+      : tensor<2x9x31xf64>, tensor<32x31xf64>, tensor<32x5xf64> -> tensor<2x9x5xf64>
+  return %o : tensor<2x9x5xf64>
+}
+
 // Grouped-query: 4 query heads per KV head; dK and dV sum over the group.
 func.func @grouped(%q: tensor<2x4x70x32xf32>, %k: tensor<2x1x150x32xf32>, %v: tensor<2x1x150x32xf32>) -> tensor<2x4x70x32xf32> {
   %o = attn.dot_product %q, %k, %v norm [softmax over keys] scale 1.800000e-01

@@ -54,6 +54,16 @@ func.func @count_keys_causal(%q: tensor<2x4x3xf32>, %k: tensor<2x6x3xf32>, %v: t
   return %o : tensor<2x4x2xf32>
 }
 
+// A mask keeps the causal count materialized (no reassociation), and a
+// causal query block of 32 rows needs 32 of the 64 keys, fewer than a score
+// tile: the tile starts before key 0 (found by the differential fuzzer,
+// test/fuzz: the kernel read the mask at key -32).
+func.func @count_keys_causal_mask(%q: tensor<32x3xf32>, %k: tensor<64x3xf32>, %v: tensor<64x4xf32>, %mask: tensor<32x64xf32>) -> tensor<32x4xf32> {
+  %o = attn.dot_product %q, %k, %v mask %mask norm [count over keys] causal
+      : tensor<32x3xf32>, tensor<64x3xf32>, tensor<64x4xf32>, tensor<32x64xf32> -> tensor<32x4xf32>
+  return %o : tensor<32x4xf32>
+}
+
 func.func @sum_elu(%q: tensor<2x4x3xf32>, %k: tensor<2x5x3xf32>, %v: tensor<2x5x2xf32>) -> tensor<2x4x2xf32> {
   %o = attn.dot_product %q, %k, %v norm [sum over keys] feature_map elu_plus_one
       : tensor<2x4x3xf32>, tensor<2x5x3xf32>, tensor<2x5x2xf32> -> tensor<2x4x2xf32>
