@@ -71,12 +71,15 @@ Value buildLowered(PatternRewriter &b, Location loc, const AttentionSpec &spec,
   // With no step, hidden entries must still contribute 0.
   if (spec.causal && spec.steps.empty())
     scores = CausalMaskOp::create(b, loc, scores, llvm::APFloat(0.0));
-  for (auto [index, step] : llvm::enumerate(spec.steps)) {
+  // Hidden entries take part in no step: -inf makes a softmax ignore them
+  // (and leaves them 0); 0 keeps them out of a sum. A step leaves them 0,
+  // except a sum over queries with eps = 0 of a column that is all hidden
+  // (a key after every query): 0 / 0. So the mask comes before the first
+  // step, each softmax, and whatever follows such a sum.
+  bool hiddenAreZero = false;
+  for (NormStepAttr step : spec.steps) {
     bool softmax = step.getKind() == NormKind::softmax;
-    // Hidden entries take part in no step: -inf makes a softmax ignore them
-    // (and leaves them 0); 0 keeps them out of a sum. Every step leaves them
-    // 0, so only the first step and each softmax need the mask.
-    if (spec.causal && (index == 0 || softmax))
+    if (spec.causal && (!hiddenAreZero || softmax))
       scores = CausalMaskOp::create(
           b, loc, scores,
           llvm::APFloat(softmax ? -std::numeric_limits<double>::infinity()
@@ -84,7 +87,11 @@ Value buildLowered(PatternRewriter &b, Location loc, const AttentionSpec &spec,
     int64_t dim = step.getAxis() == NormAxis::keys ? rank - 1 : rank - 2;
     scores = NormalizeOp::create(b, loc, step.getKind(), scores, dim,
                                  step.getEps());
+    hiddenAreZero = step.getKind() != NormKind::sum ||
+                    step.getAxis() == NormAxis::keys || !step.getEps().isZero();
   }
+  if (spec.causal && !spec.steps.empty() && !hiddenAreZero)
+    scores = CausalMaskOp::create(b, loc, scores, llvm::APFloat(0.0));
   Value result = MatmulOp::create(b, loc, scores, spec.value);
   if (result.getType() != resultType)
     result = tensor::CastOp::create(b, loc, resultType, result);

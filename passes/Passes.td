@@ -163,7 +163,8 @@ def AttnLowerDoubleNormPass : Pass<"attn-lower-double-norm", "mlir::ModuleOp"> {
     the scores for a step over keys, dim -2 over queries, with its eps), and
     `attn.matmul` with V. Leading (batch, head) dims are kept. With `causal`,
     an `attn.causal_mask` comes before the first step (fill 0) and before
-    every softmax (fill -inf), so hidden entries take part in no step.
+    every softmax (fill -inf), so hidden entries take part in no step; and
+    after a sum over queries with eps 0, whose all-hidden columns are 0 / 0.
 
     Attention with a single step over keys (or none) is left alone: its fused
     kernels never build the n x m scores. Not in `attn-default-pipeline`

@@ -82,6 +82,20 @@ func.func @causal_softmax_first(%q: tensor<6x5xf32>, %k: tensor<8x5xf32>, %v: te
 
 // -----
 
+// A causal sum over queries with eps 0 divides the columns of keys after
+// every query by 0: they are masked again before the product.
+// CHECK-LABEL: func.func @causal_sum_over_queries
+// CHECK: %[[SUM:.+]] = attn.normalize sum %{{.+}} dim 0 : tensor<4x7xf32>
+// CHECK-NEXT: %[[HIDDEN:.+]] = attn.causal_mask %[[SUM]] fill 0.000000e+00 : tensor<4x7xf32>
+// CHECK-NEXT: attn.matmul %[[HIDDEN]], %{{.+}} : tensor<4x7xf32>, tensor<7x3xf32> -> tensor<4x3xf32>
+func.func @causal_sum_over_queries(%q: tensor<4x5xf32>, %k: tensor<7x5xf32>, %v: tensor<7x3xf32>) -> tensor<4x3xf32> {
+  %o = attn.dot_product %q, %k, %v norm [softmax over keys, sum over queries] causal
+      : tensor<4x5xf32>, tensor<7x5xf32>, tensor<7x3xf32> -> tensor<4x3xf32>
+  return %o : tensor<4x3xf32>
+}
+
+// -----
+
 // One step over queries is lowered too (only a list or a queries step
 // needs the whole score matrix); dynamic sizes are fine.
 // CHECK-LABEL: func.func @single_step_over_queries_dynamic

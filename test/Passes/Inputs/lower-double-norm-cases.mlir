@@ -50,6 +50,16 @@ func.func @external_batched(%x: tensor<2x33x8xf32>, %mk: tensor<5x8xf32>,
   return %o : tensor<2x33x6xf32>
 }
 
+// Causal with more keys than queries: the keys after the last query are
+// hidden in every row, so the sum over queries (eps 0) of their columns is
+// 0 / 0 (found by the differential fuzzer, test/fuzz: the lowered form gave
+// inf).
+func.func @causal_hidden_columns(%q: tensor<4x6xf32>, %k: tensor<9x6xf32>, %v: tensor<9x3xf32>) -> tensor<4x3xf32> {
+  %o = attn.dot_product %q, %k, %v norm [softmax over keys, sum over queries] causal
+      : tensor<4x6xf32>, tensor<9x6xf32>, tensor<9x3xf32> -> tensor<4x3xf32>
+  return %o : tensor<4x3xf32>
+}
+
 // Standard attention: one step over keys, left alone.
 func.func @single_step(%q: tensor<9x4xf32>, %k: tensor<9x4xf32>,
                        %v: tensor<9x4xf32>) -> tensor<9x4xf32> {
