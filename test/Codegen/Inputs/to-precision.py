@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints an .mlir spec with its f32 tensors as TYPE (bf16 or f16).
+"""Prints an .mlir spec with its f32 tensors and scalars as TYPE (bf16 or f16).
 
 Functions that use attn.gather_pixels or attn.scatter_pixels are dropped:
 their pixel coordinates must stay f32 (the verifier says why), so their
@@ -22,6 +22,10 @@ def main():
     out = "".join(kept)
     out = re.sub(r"xf32>", "x" + element + ">", out)
     out = re.sub(r"tensor<f32>", "tensor<" + element + ">", out)
+    # Scalars: a tensor.pad's padding value and its constant (0.5 and 0
+    # are exact in both types).
+    out = re.sub(r"(arith\.constant [^:\n]*|tensor\.yield %\w+) : f32\b",
+                 r"\1 : " + element, out)
     sys.stdout.write(out)
 
 
