@@ -226,8 +226,7 @@ LogicalResult mlir::attn::api::checkNonFinite(
           failed(kernel.run(poisoned)))
         return failure();
       SmallVector<rt::Tensor> results = kernel.results();
-      ReferenceComparison comparison =
-          compareWithReference(results, reference);
+      ReferenceComparison comparison = compareWithReference(results, reference);
       if (!comparison.mismatch.empty()) {
         error = ("check-non-finite: @" + func.getSymName() + " " +
                  comparison.mismatch)
@@ -236,8 +235,8 @@ LogicalResult mlir::attn::api::checkNonFinite(
       }
       ++cases;
       bool agrees = comparison.maxRelError <= tolerance;
-      *console.out << "check-non-finite: @" << func.getSymName() << " "
-                   << entry << " = " << spelling << ": max rel err = "
+      *console.out << "check-non-finite: @" << func.getSymName() << " " << entry
+                   << " = " << spelling << ": max rel err = "
                    << llvm::format("%.3e", comparison.maxRelError)
                    << (agrees ? "" : " FAILED") << "\n";
       if (!agrees) {
@@ -250,13 +249,12 @@ LogicalResult mlir::attn::api::checkNonFinite(
     poisoned[argIndex].data[flat] = input.data[flat];
   }
   *console.out << "check-non-finite: @" << func.getSymName() << " "
-               << cases - disagreements << " of " << cases
-               << " cases agree\n";
+               << cases - disagreements << " of " << cases << " cases agree\n";
   if (disagreements == 0)
     return success();
   console.out->flush();
-  error = ("check-non-finite: @" + func.getSymName() + " FAILED: " +
-           Twine(disagreements) + " of " + Twine(cases) +
+  error = ("check-non-finite: @" + func.getSymName() +
+           " FAILED: " + Twine(disagreements) + " of " + Twine(cases) +
            " cases disagree with the reference")
               .str();
   return failure();

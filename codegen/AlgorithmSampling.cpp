@@ -417,8 +417,8 @@ LogicalResult KernelBuilder::lowerDeformableGrad(Operation *operation) {
     Expr coefficient = Halide::select(x == 0, at[2], x == 1, at[3], at[1]);
     // A select, not a product with 0: a corner outside the level adds
     // exactly 0 whatever its clamped row holds.
-    total += Halide::select(at[0] >= 0, coefficient * dots(c, p, l, h, q, n),
-                            zero);
+    total +=
+        Halide::select(at[0] >= 0, coefficient * dots(c, p, l, h, q, n), zero);
   }
   // A sample with no corner inside has no gradient, whatever its a.
   grads(x, p, l, h, q, n) = Halide::select(
@@ -477,9 +477,8 @@ LogicalResult KernelBuilder::lowerDeformableGrad(Operation *operation) {
   dValue(d, h, row, n) = zero;
   Halide::FuncRef sample = scatterCells(rs.x, rs.y, rs.z, h, rs.w, n);
   Expr at = sample[0], weight = sample[1];
-  dValue(d, h, Halide::max(at, 0), n) +=
-      Halide::select(at >= 0, weight * cotangent({n, rs.w, h * depth + d}),
-                     zero);
+  dValue(d, h, Halide::max(at, 0), n) += Halide::select(
+      at >= 0, weight * cotangent({n, rs.w, h * depth + d}), zero);
   FailureOr<TensorFunc> dV =
       result(op.getDvalue(), dValue,
              {loc.shape[0], Expr(rows), loc.shape[2], depth});

@@ -357,14 +357,14 @@ int main(int argc, char **argv) {
   if (useReference) {
     results = std::move(reference);
   } else {
-    FailureOr<std::unique_ptr<api::LoadedKernel>> compiled =
-        api::compileKernel(*spec.module, func->getSymName(), kernelOptions,
-                           console, error);
+    FailureOr<std::unique_ptr<api::LoadedKernel>> compiled = api::compileKernel(
+        *spec.module, func->getSymName(), kernelOptions, console, error);
     if (failed(compiled))
       return fail(error);
     kernel = std::move(*compiled);
     if (failed(kernel->run(inputs)) ||
-        (benchRuns > 0 && failed(api::benchKernel(*kernel, benchRuns, console))))
+        (benchRuns > 0 &&
+         failed(api::benchKernel(*kernel, benchRuns, console))))
       return 1;
     results = kernel->results();
   }
@@ -375,9 +375,9 @@ int main(int argc, char **argv) {
       failed(api::checkAgainstReference(func->getSymName(), results, reference,
                                         limit, console, error)))
     return fail(error);
-  if (checkNonFinite && failed(api::checkNonFinite(*func, names, inputs,
-                                                   *kernel, limit, console,
-                                                   error)))
+  if (checkNonFinite &&
+      failed(api::checkNonFinite(*func, names, inputs, *kernel, limit, console,
+                                 error)))
     return error.empty() ? 1 : fail(error);
   return failed(api::writeResults(*func, results, outputFiles, quiet, console,
                                   error))
