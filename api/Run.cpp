@@ -153,6 +153,113 @@ LogicalResult mlir::attn::api::checkAgainstReference(
   return failure();
 }
 
+namespace {
+
+/// The kind of a value as the non-finite rule tells values apart.
+enum class ValueKind { Finite, NaN, PlusInf, MinusInf };
+
+ValueKind kindOf(double value) {
+  if (std::isnan(value))
+    return ValueKind::NaN;
+  if (std::isinf(value))
+    return value > 0 ? ValueKind::PlusInf : ValueKind::MinusInf;
+  return ValueKind::Finite;
+}
+
+/// "[i, j, ...]", the index of entry `flat` of `shape` (row-major).
+std::string formatIndex(const std::vector<int64_t> &shape, int64_t flat) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  std::string text = "[";
+  for (size_t d = 0; d < index.size(); ++d)
+    text += (d ? "," : "") + std::to_string(index[d]);
+  return text + "]";
+}
+
+std::string formatNumber(double value) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%g", value);
+  return text;
+}
+
+/// The first entry where a kernel result and the reference's differ in
+/// kind, as "result #r [index]: kernel X, reference Y"; "" when none does.
+std::string firstKindDifference(ArrayRef<rt::Tensor> results,
+                                ArrayRef<rt::Tensor> reference) {
+  for (auto [r, pair] : llvm::enumerate(llvm::zip_equal(results, reference))) {
+    auto [kernel, expected] = pair;
+    for (size_t i = 0; i < kernel.data.size(); ++i)
+      if (kindOf(kernel.data[i]) != kindOf(expected.data[i]))
+        return ("result #" + Twine(r) + " " +
+                formatIndex(kernel.shape, int64_t(i)) + ": kernel " +
+                formatNumber(kernel.data[i]) + ", reference " +
+                formatNumber(expected.data[i]))
+            .str();
+  }
+  return "";
+}
+
+} // namespace
+
+LogicalResult mlir::attn::api::checkNonFinite(
+    func::FuncOp func, ArrayRef<std::string> argNames,
+    ArrayRef<rt::Tensor> inputs, LoadedKernel &kernel, double tolerance,
+    const Console &console, std::string &error) {
+  const std::pair<double, const char *> values[] = {
+      {NAN, "nan"}, {INFINITY, "inf"}, {-INFINITY, "-inf"}};
+  unsigned cases = 0, disagreements = 0;
+  std::vector<rt::Tensor> poisoned(inputs.begin(), inputs.end());
+  for (auto [argIndex, input] : llvm::enumerate(inputs)) {
+    if (input.data.empty())
+      continue;
+    int64_t flat = 0;
+    for (int64_t size : input.shape)
+      flat = flat * size + 2 * size / 3;
+    std::string entry = argNames[argIndex] + formatIndex(input.shape, flat);
+    for (auto [value, spelling] : values) {
+      poisoned[argIndex].data[flat] = value;
+      SmallVector<rt::Tensor> reference;
+      if (failed(evaluateWithReference(func, poisoned, reference)) ||
+          failed(kernel.run(poisoned)))
+        return failure();
+      SmallVector<rt::Tensor> results = kernel.results();
+      ReferenceComparison comparison = compareWithReference(results, reference);
+      if (!comparison.mismatch.empty()) {
+        error = ("check-non-finite: @" + func.getSymName() + " " +
+                 comparison.mismatch)
+                    .str();
+        return failure();
+      }
+      ++cases;
+      bool agrees = comparison.maxRelError <= tolerance;
+      *console.out << "check-non-finite: @" << func.getSymName() << " " << entry
+                   << " = " << spelling << ": max rel err = "
+                   << llvm::format("%.3e", comparison.maxRelError)
+                   << (agrees ? "" : " FAILED") << "\n";
+      if (!agrees) {
+        ++disagreements;
+        std::string where = firstKindDifference(results, reference);
+        if (!where.empty())
+          *console.out << "check-non-finite:   " << where << "\n";
+      }
+    }
+    poisoned[argIndex].data[flat] = input.data[flat];
+  }
+  *console.out << "check-non-finite: @" << func.getSymName() << " "
+               << cases - disagreements << " of " << cases << " cases agree\n";
+  if (disagreements == 0)
+    return success();
+  console.out->flush();
+  error = ("check-non-finite: @" + func.getSymName() +
+           " FAILED: " + Twine(disagreements) + " of " + Twine(cases) +
+           " cases disagree with the reference")
+              .str();
+  return failure();
+}
+
 /// `label: SHAPE min X max Y mean Z` on `os`.
 static void printSummary(llvm::raw_ostream &os, StringRef label,
                          const rt::Tensor &tensor) {

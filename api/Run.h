@@ -62,6 +62,20 @@ LogicalResult checkAgainstReference(StringRef funcName,
                                     double tolerance, const Console &console,
                                     std::string &error);
 
+/// attn-run --check-non-finite: for each input in turn and each of NaN,
+/// +inf and -inf, sets the input's entry at 2/3 of every dim (index
+/// floor(2 size / 3), off the first and middle rows that blocks and splits
+/// start at) to that value, runs `kernel` and the reference on the inputs
+/// and compares them as --check does: the kernel must give NaN, +inf and
+/// -inf exactly where the reference does (docs/reliability.md) and agree
+/// within `tolerance` elsewhere. Prints one `check-non-finite:` line per
+/// case and, for a disagreement, the first entry whose kind differs; fails
+/// when any case disagrees.
+LogicalResult checkNonFinite(func::FuncOp func, ArrayRef<std::string> argNames,
+                             ArrayRef<::attn::runtime::Tensor> inputs,
+                             LoadedKernel &kernel, double tolerance,
+                             const Console &console, std::string &error);
+
 /// Prints a summary of each result of `func` (`result #i: SHAPE min X max Y
 /// mean Z`) unless `quiet`, and writes result i to `outputFiles[i]` (.npy,
 /// the element type of the result).

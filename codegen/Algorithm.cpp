@@ -48,7 +48,8 @@ Expr mlir::attn::codegen::softmaxExp(Expr x) {
   for (float c : {0.0418979339f, 0.166676357f, 0.499991506f, 0.999999702f,
                   1.0f})
     poly = poly * r + c;
-  return poly * Halide::reinterpret(Halide::Float(32), (n + 127) << 23);
+  return keepNaN(
+      x, poly * Halide::reinterpret(Halide::Float(32), (n + 127) << 23));
 }
 
 Halide::Pipeline KernelAlgorithm::pipeline() const {
@@ -328,12 +329,12 @@ Expr KernelBuilder::featureMapExpr(FeatureMap map, Expr x) {
   case FeatureMap::identity:
     return x;
   case FeatureMap::elu_plus_one:
-    // exp only of x <= 0 (softmaxExp: a vectorized polynomial for f32,
-    // relative error < 5e-7; the precise exp is a libm call per lane).
-    return Halide::select(x > 0, x + constant(x.type(), 1.0),
-                          softmaxExp(Halide::min(x, constant(x.type(), 0.0))));
+    // softmaxExp: a vectorized polynomial for f32, relative error < 5e-7
+    // for x <= 0 (the precise exp is a libm call per lane); its value for
+    // x > 0 is discarded, and a NaN x gives NaN.
+    return Halide::select(x > 0, x + constant(x.type(), 1.0), softmaxExp(x));
   case FeatureMap::relu:
-    return Halide::max(x, constant(x.type(), 0.0));
+    return keepNaN(x, Halide::max(x, constant(x.type(), 0.0)));
   }
   llvm_unreachable("unknown feature map");
 }

@@ -147,7 +147,12 @@ struct AlgorithmOptions {
 /// 1e-7 of e^r; 2^n is built in the exponent bits. Relative error < 5e-7
 /// (mostly ln2's rounding times n), far inside the 1e-4 tolerance.
 /// x <= -88 gives n = -127, whose 2^n bits are 0: exp is then exactly 0,
-/// as with Halide's fast_exp. (test/unit/SoftmaxExpTest.cpp)
+/// as with Halide's fast_exp; so does x = -inf (a weight of 0). A NaN x
+/// gives NaN, which the clamp alone would turn into a number: a NaN score
+/// (or inf - inf, the score +inf minus its row maximum) makes its slice's
+/// sum NaN, as the NaN rule says (docs/reliability.md); the bit test and
+/// select (keepNaN) cost three instructions per score.
+/// (test/unit/SoftmaxExpTest.cpp)
 Halide::Expr softmaxExp(Halide::Expr x);
 
 /// Builds the algorithm of `func`; `argNames` names the ImageParams (spec

@@ -295,9 +295,7 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
                             constant(type, 0.0)));
       define(den, sliceVars, constant(type, 0.0));
       update(den, sliceAt, call(den, sliceAt) + call(num, rAt));
-      Expr total = call(den, sliceAt);
-      // Only a slice with nothing visible sums to 0; its entries are 0.
-      divisor = Halide::select(total == 0, constant(type, 1.0), total);
+      divisor = softmaxDivisor(call(den, sliceAt));
       stages["max" + suffix] = max;
       stages["den" + suffix] = den;
     } else {
@@ -500,11 +498,9 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
          call(merged, batch.index({i, e})) +
              call(weight, batch.index({rc, i})) *
                  call(splitResults, batch.index({rc, i, e})));
-  Expr total = call(rowDen, batch.index({i}));
-  // Only a row with nothing visible sums to 0; its outputs are 0.
   define(result, batch.vars({i, e}),
          call(merged, batch.index({i, e})) /
-             Halide::select(total == 0, constant(type, 1.0), total));
+             softmaxDivisor(call(rowDen, batch.index({i}))));
 
   stages["splitlanes"] = laneMax.lanes;
   stages["splitmax"] = splitMax;
@@ -705,8 +701,10 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   update(rowDot, rowAt,
          call(rowDot, rowAt) + call(num, batch.index({i, rt})) *
                                    call(dp, batch.index({i, rt})));
-  // Every row sees key 0 at least (causal or not), so den > 0.
-  Expr inverse = constant(type, 1.0) / call(den, rowAt);
+  // Only a row whose visible scores are all -inf sums to 0: its P is 0
+  // (the softmax rule, docs/reliability.md), and so are its dS and D.
+  Expr rowSum = softmaxDivisor(call(den, rowAt));
+  Expr inverse = constant(type, 1.0) / rowSum;
   Expr delta = call(rowDot, rowAt) * inverse;
   // dS once per score (computed per chunk of keys), not once per register
   // tile of dQ that reads it.
@@ -719,7 +717,10 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   update(dqAcc, batch.index({i, x}),
          call(dqAcc, batch.index({i, x})) +
              call(dS, batch.index({i, rj})) * batch.operand(k, {rj, x}));
-  Expr lse = call(max, rowAt) + Halide::log(call(den, rowAt));
+  // Halide's log turns NaN into a number; a NaN row keeps a NaN lse, so
+  // the key pass's P of the row is NaN too. An all -inf row has the lowest
+  // max and log 1: exp(-inf - lse) is 0.
+  Expr lse = keepNaN(rowSum, call(max, rowAt) + Halide::log(rowSum));
   define(rows, batch.vars({i, x}),
          Halide::select(x < dk,
                         call(dqAcc, batch.index({i, Halide::min(x, dk - 1)})) *

@@ -131,7 +131,8 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
     queryWeight = call(qexp, batch.index({i, rd}));
     Func contextNorm(name + "_context_norm");
     define(contextNorm, batch.vars({d, e}),
-           call(context, batch.index({d, e})) / call(ksum, batch.index({d})));
+           call(context, batch.index({d, e})) /
+               softmaxDivisor(call(ksum, batch.index({d}))));
     stages["context_norm"] = contextNorm;
     define(acc, batch.vars({i, e}), zero);
     update(acc, batch.index({i, e}),
@@ -141,7 +142,7 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
     // costs as much as several of the row's 32 FMAs per element.
     Func qinv(name + "_qinv");
     define(qinv, batch.vars({i}),
-           constant(type, 1.0) / call(qsum, batch.index({i})));
+           constant(type, 1.0) / softmaxDivisor(call(qsum, batch.index({i}))));
     stages["qinv"] = qinv;
     define(result, batch.vars({i, e}),
            call(acc, batch.index({i, e})) * call(qinv, batch.index({i})));

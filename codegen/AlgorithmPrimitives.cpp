@@ -81,18 +81,16 @@ LogicalResult KernelBuilder::lowerNormalize(Operation *operation) {
     update(max, statAt,
            Halide::max(call(max, statAt),
                        Halide::select(isNegInf(xr), lowest(type), xr)));
+    // Halide's exp turns NaN into 0 (the NaN rule: NaN).
+    Expr shifted = x - call(max, statAt);
     define(num, vars,
            Halide::select(isNegInf(x), constant(type, 0.0),
-                          Halide::exp(x - call(max, statAt))));
+                          keepNaN(shifted, Halide::exp(shifted))));
     Index numR = at;
     numR[dim] = r;
     define(sum, statVars, constant(type, 0.0));
     update(sum, statAt, call(sum, statAt) + call(num, numR));
-    // A slice of only -inf has sum 0 and gives 0.
-    Expr total = call(sum, statAt);
-    define(result, vars,
-           call(num, at) /
-               Halide::select(total == 0, constant(type, 1.0), total));
+    define(result, vars, call(num, at) / softmaxDivisor(call(sum, statAt)));
     stages = {{"max", max}, {"exp", num}, {"sum", sum}};
     break;
   }
@@ -300,23 +298,22 @@ LogicalResult KernelBuilder::lowerFeatureMapGrad(Operation *operation) {
   Expr x = input(at);
   Halide::Type type = input.type;
   Expr zero = constant(type, 0.0), one = constant(type, 1.0);
-  Expr derivative = one;
+  Expr dx = cotangent(at);
   switch (op.getKind()) {
   case FeatureMap::identity:
     break;
   case FeatureMap::elu_plus_one:
-    // exp only of x <= 0, as in featureMapExpr.
-    derivative =
-        Halide::select(x > zero, one, softmaxExp(Halide::min(x, zero)));
+    // softmaxExp's value for x > 0 is discarded, as in featureMapExpr.
+    dx = dx * Halide::select(x > zero, one, softmaxExp(x));
     break;
   case FeatureMap::relu:
-    derivative = Halide::select(x > zero, one, zero);
+    // A select, not a product with 0: the cotangent stops where relu is
+    // flat, a non-finite one too (the op's rule).
+    dx = keepNaN(x, Halide::select(x > zero, dx, zero));
     break;
   }
   Func result(name);
-  define(result, vars,
-         op.getKind() == FeatureMap::identity ? cotangent(at)
-                                              : cotangent(at) * derivative);
+  define(result, vars, dx);
   bind(op, Family::Elementwise, {result, input.shape, type});
   return success();
 }

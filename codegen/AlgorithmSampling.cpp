@@ -57,7 +57,7 @@ KernelBuilder::bilinearCorner(const TensorFunc &value, Expr start, Expr height,
   Expr weightY = Halide::select(cy == 0, one - fy, fy);
   // Clamped so bounds inference sees [0, Lv); invalid corners weigh 0.
   Expr row = Halide::clamp(start + yc * width + xc, 0, value.shape[1] - 1);
-  return {row, Halide::select(valid, weightX * weightY, zero)};
+  return {row, Halide::select(valid, weightX * weightY, zero), valid};
 }
 
 Expr KernelBuilder::bilinearSample(const TensorFunc &value, Expr n, Expr h,
@@ -70,8 +70,9 @@ Expr KernelBuilder::bilinearSample(const TensorFunc &value, Expr n, Expr h,
       BilinearCorner corner = bilinearCorner(value, start, height, width, x, y,
                                              alignCorners, cx, cy);
       // A select, not a product with the 0 weight: an invalid corner adds
-      // exactly 0 whatever the clamped row holds.
-      total += Halide::select(corner.weight != constant(type, 0.0),
+      // exactly 0 whatever the clamped row holds (a valid one with weight 0
+      // adds 0 times its value, NaN for NaN, as the reference).
+      total += Halide::select(corner.valid,
                               corner.weight * value({n, corner.row, h, d}),
                               constant(type, 0.0));
     }
@@ -184,11 +185,14 @@ LogicalResult KernelBuilder::lowerGatherPixels(Operation *operation) {
 // out[n, q, h*D + d] = sum over levels l, points p and the 4 bilinear
 // corners k of cw[n, q, h, l, p, k] * value[n, row[n, q, h, l, p, k], h, d].
 // <name>_corners(k, p, l, h, q, n) is a Tuple (row, cw): the corner's value
-// row and its weight (attention weight x bilinear weight, 0 outside the
-// level). It depends on everything but d, so the schedule computes it once
-// per (query, head) and the sum over l, p, k is one scalar weight times a
-// contiguous vector of D channels per corner. Per-level sizes are select
-// chains on l (levels are static).
+// row and its weight (attention weight x bilinear weight); a corner outside
+// the level has row -1, and the sum skips it (a branch per corner, not a
+// select per channel), so neither a NaN or inf in the row it would read nor
+// an infinite attention weight times its 0 reaches the output. It depends
+// on everything but d, so the schedule computes it once per (query, head)
+// and the sum over l, p, k is one scalar weight times a contiguous vector
+// of D channels per corner. Per-level sizes are select chains on l (levels
+// are static).
 LogicalResult KernelBuilder::lowerDeformable(Operation *operation) {
   auto op = cast<DeformableAttentionOp>(operation);
   if (failed(checkLevels(op, op.getSpatialShapes())))
@@ -224,18 +228,22 @@ LogicalResult KernelBuilder::lowerDeformable(Operation *operation) {
   BilinearCorner corner = bilinearCorner(value, start, height, width, x, y,
                                          op.getAlignCorners(), k % 2, k / 2);
   Func corners(name + "_corners");
-  corners(k, p, l, h, q, n) =
-      Halide::Tuple(corner.row, weights({n, q, h, l, p}) * corner.weight);
+  corners(k, p, l, h, q, n) = Halide::Tuple(
+      Halide::select(corner.valid, corner.row, -1),
+      Halide::select(corner.valid, weights({n, q, h, l, p}) * corner.weight,
+                     constant(type, 0.0)));
 
   // k innermost: the 4 corners of a sample, then points, then levels.
   RDom r(0, 4, 0, loc.shape[4], 0, static_cast<int>(heights.size()),
          name + "_r");
-  Func heads(name + "_heads"), result(name);
-  define(heads, {n, q, h, d}, constant(type, 0.0));
   Expr row = corners(r.x, r.y, r.z, h, q, n)[0];
   Expr cw = corners(r.x, r.y, r.z, h, q, n)[1];
+  r.where(row >= 0);
+  Func heads(name + "_heads"), result(name);
+  define(heads, {n, q, h, d}, constant(type, 0.0));
   update(heads, {n, q, h, d},
-         call(heads, {n, q, h, d}) + cw * value({n, row, h, d}));
+         call(heads, {n, q, h, d}) +
+             cw * value({n, Halide::max(row, 0), h, d}));
   define(result, {n, q, c}, call(heads, {n, q, c / depth, c % depth}));
   bind(op, Family::Gather, {result, *shape, type},
        {{"heads", heads}, {"corners", corners}}, {{"heads", r}},
@@ -309,19 +317,21 @@ LogicalResult KernelBuilder::lowerScatterPixels(Operation *operation) {
 // rule of the forward:
 //
 // <name>_cells(k, p, l, h, q, n) is a Tuple per corner k = cx + 2 cy of a
-// sample: its value row (clamped into [0, Lv)), its bilinear weight
-// wx wy, and the coefficients of the location gradient a sx dwx wy and
-// a sy wx dwy (a the attention weight, dwx = -1 or +1 for the left or
-// right corner, sx = W or W - 1 with align_corners), all 0 for a corner
-// outside the level. <name>_dots(k, p, l, h, q, n) = <value row of k,
-// cotangent of (q, h)> (an update over the D channels), and
-// <name>_grads(x, p, l, h, q, n) = sum over k of coefficient x times the
-// dot: x = 0, 1 the location gradient (x, y), x = 2 the weight gradient.
-// The results dlocations and dweights are slices of it.
+// sample: its value row (-1 for a corner outside the level), its bilinear
+// weight wx wy, and the coefficients of the location gradient sx dwx wy
+// and sy wx dwy (dwx = -1 or +1 for the left or right corner, sx = W or
+// W - 1 with align_corners). <name>_dots(k, p, l, h, q, n) = <value row of
+// k, cotangent of (q, h)> (an update over the D channels), and
+// <name>_grads(x, p, l, h, q, n) = sum over the corners inside of
+// coefficient x times the dot: x = 0, 1 the location gradient (x, y),
+// times the attention weight a once (as the reference: an infinite a
+// gives an infinity, not inf - inf), x = 2 the weight gradient. The
+// results dlocations and dweights are slices of it.
 //
 // The value gradient <name>_dvalue(n, row, h, d) is 0, then one update over
-// the corners (k innermost, then p, l, q) adds a wx wy cotangent[n, q, h*D +
-// d] at the corner's row, reading the same rule from <name>_scatter_cells
+// the corners inside (k innermost, then p, l, q) adds a wx wy cotangent[n,
+// q, h*D + d] at the corner's row, reading the same rule from
+// <name>_scatter_cells
 // (a Func of its own, so each loop nest computes the corners where it needs
 // them). n, h and d stay pure in the update: different (batch, head) pairs
 // own disjoint value rows, and two corners that hit the same row differ
@@ -359,9 +369,9 @@ LogicalResult KernelBuilder::lowerDeformableGrad(Operation *operation) {
   Var n("n"), q("q"), h("h"), l("l"), p("p"), k("k"), d("d"), x("x"),
       row("row");
 
-  // The corner rule of sample (n, q, h, l, p), corner k: the row, and the
-  // weights of the scatter (a wx wy), of the weight gradient (wx wy) and of
-  // the location gradient.
+  // The corner rule of sample (n, q, h, l, p), corner k: the row (-1
+  // outside the level), and the weights of the value and weight gradients
+  // (wx wy) and of the location gradient (without a).
   struct Corner {
     Expr row, weight, dx, dy;
   };
@@ -385,11 +395,9 @@ LogicalResult KernelBuilder::lowerDeformableGrad(Operation *operation) {
     Expr signY = Halide::select(cy == 0, -one, one);
     Expr scaleX = Halide::cast(type, alignCorners ? width - 1 : width);
     Expr scaleY = Halide::cast(type, alignCorners ? height - 1 : height);
-    Expr a = weights({n, q, h, l, p});
     Expr at = Halide::clamp(start + yc * width + xc, 0, rows - 1);
-    return {at, Halide::select(valid, wx * wy, zero),
-            Halide::select(valid, a * scaleX * signX * wy, zero),
-            Halide::select(valid, a * scaleY * wx * signY, zero)};
+    return {Halide::select(valid, at, -1), wx * wy, scaleX * signX * wy,
+            scaleY * wx * signY};
   };
 
   // The location and weight gradients.
@@ -400,18 +408,21 @@ LogicalResult KernelBuilder::lowerDeformableGrad(Operation *operation) {
   RDom rd(0, depth, name + "_rd");
   dots(k, p, l, h, q, n) = zero;
   dots(k, p, l, h, q, n) +=
-      value({n, cells(k, p, l, h, q, n)[0], h, rd}) *
+      value({n, Halide::max(cells(k, p, l, h, q, n)[0], 0), h, rd}) *
       cotangent({n, q, h * depth + rd});
-  Expr total = zero;
+  Expr total = zero, anyInside = Halide::Internal::const_false();
   for (int c = 0; c < 4; ++c) {
     Halide::FuncRef at = cells(c, p, l, h, q, n);
+    anyInside = anyInside || at[0] >= 0;
     Expr coefficient = Halide::select(x == 0, at[2], x == 1, at[3], at[1]);
-    // A select, not a product with the 0 coefficient: a corner outside the
-    // level adds exactly 0 whatever its clamped row holds.
-    total += Halide::select(coefficient != zero,
-                            coefficient * dots(c, p, l, h, q, n), zero);
+    // A select, not a product with 0: a corner outside the level adds
+    // exactly 0 whatever its clamped row holds.
+    total +=
+        Halide::select(at[0] >= 0, coefficient * dots(c, p, l, h, q, n), zero);
   }
-  grads(x, p, l, h, q, n) = total;
+  // A sample with no corner inside has no gradient, whatever its a.
+  grads(x, p, l, h, q, n) = Halide::select(
+      x < 2 && anyInside, weights({n, q, h, l, p}) * total, total);
   std::vector<Expr> gradsShape = {loc.shape[0], loc.shape[1], loc.shape[2],
                                   loc.shape[3], loc.shape[4], Expr(3)};
   auto staticDepth = Halide::Internal::as_const_int(depth);
@@ -466,9 +477,8 @@ LogicalResult KernelBuilder::lowerDeformableGrad(Operation *operation) {
   dValue(d, h, row, n) = zero;
   Halide::FuncRef sample = scatterCells(rs.x, rs.y, rs.z, h, rs.w, n);
   Expr at = sample[0], weight = sample[1];
-  dValue(d, h, at, n) +=
-      Halide::select(weight != zero,
-                     weight * cotangent({n, rs.w, h * depth + d}), zero);
+  dValue(d, h, Halide::max(at, 0), n) += Halide::select(
+      at >= 0, weight * cotangent({n, rs.w, h * depth + d}), zero);
   FailureOr<TensorFunc> dV =
       result(op.getDvalue(), dValue,
              {loc.shape[0], Expr(rows), loc.shape[2], depth});

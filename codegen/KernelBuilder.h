@@ -90,6 +90,29 @@ inline Expr lowest(Halide::Type type) {
 /// exempt from Halide's fast-math flags.
 inline Expr isNegInf(Expr x) { return Halide::is_inf(x) && x < 0; }
 
+/// The sum of a softmax slice as its divisor: only a slice with nothing
+/// visible (every entry -inf or hidden) sums to 0, and its entries, all 0,
+/// stay 0 (docs/reliability.md).
+inline Expr softmaxDivisor(Expr total) {
+  return Halide::select(total == 0, constant(total.type(), 1.0), total);
+}
+
+/// `value`, or x where x is NaN: for the NaN rule (docs/reliability.md)
+/// where `value` would lose a NaN x (a clamp, a select on x > 0). The test
+/// is on the bits (magnitude above the infinity's): LLVM folds is_nan of a
+/// value computed under the no-nans flags to false.
+inline Expr keepNaN(Expr x, Expr value) {
+  bool wide = x.type().bits() == 64;
+  Halide::Type bits = Halide::UInt(wide ? 64 : 32);
+  Expr magnitude =
+      Halide::reinterpret(bits, x) &
+      Halide::Internal::make_const(bits, wide ? uint64_t(0x7fffffffffffffff)
+                                              : uint64_t(0x7fffffff));
+  Expr infinity = Halide::Internal::make_const(
+      bits, wide ? uint64_t(0x7ff0000000000000) : uint64_t(0x7f800000));
+  return Halide::select(magnitude > infinity, x, value);
+}
+
 class KernelBuilder {
 public:
   KernelBuilder(func::FuncOp func, ArrayRef<std::string> argNames,
@@ -306,9 +329,11 @@ private:
   /// Corner (cx, cy) (each 0 or 1, may be symbolic) of the bilinear sample
   /// at normalized (x, y) of a level: its value row, clamped into [0, Lv)
   /// so every load is in bounds, and its bilinear weight, 0 when the corner
-  /// is outside the level or the location is not finite.
+  /// is outside the level or the location is not finite (`valid` false).
+  /// An invalid corner must add exactly 0 (not 0 times its clamped row,
+  /// which may hold NaN or inf): consumers select or skip on `valid`.
   struct BilinearCorner {
-    Expr row, weight;
+    Expr row, weight, valid;
   };
   BilinearCorner bilinearCorner(const TensorFunc &value, Expr start,
                                 Expr height, Expr width, Expr x, Expr y,

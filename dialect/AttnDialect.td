@@ -25,6 +25,14 @@ def Attn_Dialect : Dialect {
     result of an op with an inferred type may declare another of bf16, f16
     and f32 (bf16 Q/K/V with an f32 result), never f64 with another type.
     `--attn-widen-to-f32` makes the rule explicit (docs/precision.md).
+
+    NaN and Inf (docs/reliability.md): arithmetic is IEEE (a NaN propagates,
+    0 * inf and inf - inf are NaN) except where an op says otherwise. A
+    softmax slice (`attn.normalize softmax`, a softmax step, `attn.efficient`
+    softmax) is all NaN if a visible entry is NaN or +inf (exp(inf - inf)),
+    gives -inf entries weight 0, and is all 0 if no entry is visible or every
+    visible one is -inf. Entries a causal mask hides take part in nothing.
+    The kernels give NaN, +inf and -inf where the reference runtime does.
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasCanonicalizer = 0;

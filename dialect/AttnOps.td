@@ -49,8 +49,12 @@ def Attn_DotProductAttentionOp : Attn_InferredShapeOp<"dot_product"> {
     scores; `scale` multiplies the scores (default 1); `feature_map` phi is
     applied to Q and K first (default identity); `causal` hides key j from
     query i unless j <= i. Hidden entries take part in no step (a softmax
-    over only hidden entries gives 0); `count` divides by the full axis
-    length.
+    over only hidden entries gives 0), nor in the product with V: a NaN or
+    inf in a hidden key or value does not reach the row; `count` divides by
+    the full axis length. A -inf mask entry makes its score -inf whatever
+    Q and K give (NaN and inf included): weight 0 in a softmax, though its
+    value row still enters as 0 * v (NaN for a NaN or infinite v). Softmax
+    steps follow the dialect's rule for NaN and Inf.
 
     ```mlir
     // Standard scaled dot-product attention.
@@ -95,7 +99,10 @@ def Attn_EfficientAttentionOp : Attn_InferredShapeOp<"efficient"> {
     its dk features and rho_k a softmax of each key feature over the m
     positions (an approximation of softmax attention, a different function).
     `scaling`: rho_q = rho_k = x / sqrt(n), n the number of queries (equal to
-    non-local attention with `count over keys` when n = m).
+    non-local attention with `count over keys` when n = m). Both softmaxes
+    follow the dialect's rule for NaN and Inf: a NaN or +inf in a key
+    feature's positions makes that feature's context row NaN, so every
+    output; an all -inf one gives it 0.
 
     ```mlir
     %e = attn.efficient %q, %k, %v variant softmax
@@ -154,8 +161,10 @@ def Attn_DeformableAttentionOp : Attn_InferredShapeOp<"deformable"> {
     after another; sampling_locations (N, Lq, M, L, P, 2) as (x, y) in
     [0, 1]; attention_weights (N, Lq, M, L, P); result (N, Lq, M*D),
     head-major. Each sample is bilinear at pixel (x W - 0.5, y H - 0.5)
-    (`align_corners`: (x (W-1), y (H-1))); corners outside a level
-    contribute 0. `levels` lists H x W of each level.
+    (`align_corners`: (x (W-1), y (H-1))); corners outside a level, and
+    samples at a location that is not finite, contribute exactly 0 (not 0
+    times a value or weight: a NaN or inf there does not reach the result).
+    `levels` lists H x W of each level.
 
     ```mlir
     %o = attn.deformable %value, %loc, %w levels [32x32, 16x16]
@@ -212,9 +221,10 @@ def Attn_MatmulOp : Attn_InferredShapeOp<"matmul"> {
 def Attn_NormalizeOp : Attn_UnaryOp<"normalize"> {
   let summary = "normalize every slice along one dim (softmax, sum, count)";
   let description = [{
-    `softmax`: exp(x - max) / sum(exp(x - max)), where an all -inf slice
-    gives 0; `sum`: x / (eps + sum(x)); `count`: x / (length of the dim);
-    `none`: x (folds away). `dim` is a non-negative dim index.
+    `softmax`: exp(x - max) / sum(exp(x - max)), where a slice with a NaN
+    or +inf is all NaN, -inf entries weigh 0 and an all -inf slice gives 0;
+    `sum`: x / (eps + sum(x)); `count`: x / (length of the dim); `none`: x
+    (folds away). `dim` is a non-negative dim index.
 
     ```mlir
     %p = attn.normalize softmax %s dim 1 : tensor<128x128xf32>
@@ -251,6 +261,8 @@ def Attn_ScaleOp : Attn_UnaryOp<"scale"> {
 def Attn_FeatureMapOp : Attn_UnaryOp<"feature_map"> {
   let summary = "elementwise feature map (elu+1, relu, identity)";
   let description = [{
+    elu+1: x + 1 if x > 0, else exp(x); relu: max(x, 0). A NaN stays NaN.
+
     ```mlir
     %phi = attn.feature_map elu_plus_one %q : tensor<128x64xf32>
     ```
@@ -473,7 +485,9 @@ def Attn_FeatureMapGradOp : Attn_Op<"feature_map_grad",
     out = cotangent * phi'(input) elementwise, the adjoint of
     `attn.feature_map`: phi' is 1 for `identity`; for `elu_plus_one`
     (phi(x) = x + 1 if x > 0, else exp(x)) it is 1 if x > 0, else exp(x);
-    for `relu` it is 1 if x > 0, else 0 (0 at x = 0, as in PyTorch).
+    for `relu` it is 1 if x > 0, else 0 (0 at x = 0, as in PyTorch), and
+    there the cotangent stops: out = cotangent if x > 0, else 0 (a NaN or
+    infinite cotangent too), NaN for a NaN x.
 
     ```mlir
     %dq = attn.feature_map_grad elu_plus_one %q, %dphi : tensor<128x64xf32>
@@ -582,6 +596,10 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
     every result has the broadcast leading dims (dquery (..., n, dk), dkey
     (..., m, dk), dvalue (..., m, dv)); `attn.unbroadcast` sums them down to
     an operand's own. A row with no visible key has P = 0 and gets zeros.
+    P follows the softmax rule of the forward (a row with a NaN or +inf
+    score is NaN, -inf scores weigh 0, an all -inf row is 0); the formulas
+    above are then IEEE arithmetic over every (i, j), hidden ones with
+    P = 0, so a NaN or inf reaches the gradients through 0 * NaN there.
 
     Code generation recomputes P from the row statistics one block of rows
     (for dQ) or of keys (for dK and dV) at a time, so no n x m matrix is
@@ -643,7 +661,8 @@ def Attn_DeformableGradOp : Attn_Op<"deformable_grad",
     `align_corners`): PyTorch grid_sample's backward with zeros padding.
     The floor passes no gradient (on a cell boundary the derivative is the
     one of the cell to the right and below); a location that is not finite
-    or lies outside its level gets 0 and adds nothing. Results have the
+    or lies outside its level gets 0 and adds nothing, as does a corner
+    outside the level (whatever its value row or a hold). Results have the
     operands' shapes.
 
     `--attn-grad` emits this op for `attn.deformable`. Code generation

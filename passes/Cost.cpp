@@ -5,6 +5,7 @@
 
 #include "dialect/AttnDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/Format.h"
 
 namespace mlir::attn {
@@ -24,6 +25,18 @@ static std::string formatGigabytes(uint64_t bytes) {
   return text;
 }
 
+/// Bytes of one element of `type`: its bit width rounded up; a complex
+/// number twice its part's; 8 for a type without a width (index). Function
+/// arguments may have any of them, not only the floats attn ops take.
+static unsigned elementBytes(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  if (auto complex = dyn_cast<ComplexType>(element))
+    return 2 * elementBytes(complex.getElementType());
+  if (element.isIntOrFloat())
+    return (element.getIntOrFloatBitWidth() + 7) / 8;
+  return 8;
+}
+
 /// Totals of a function or module; bytes follow each tensor's element type.
 struct CostTotals {
   OpCost cost;
@@ -33,8 +46,7 @@ struct CostTotals {
 
   void addFloats(Type type, uint64_t floats) {
     cost.floats = saturatingAdd(cost.floats, floats);
-    unsigned width = cast<ShapedType>(type).getElementTypeBitWidth() / 8;
-    bytes = saturatingAdd(bytes, saturatingMul(floats, width));
+    bytes = saturatingAdd(bytes, saturatingMul(floats, elementBytes(type)));
   }
 
   void operator+=(const CostTotals &other) {

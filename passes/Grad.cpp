@@ -190,12 +190,15 @@ private:
 
 Value Differentiator::zerosLike(Location loc, Value like) {
   auto type = cast<RankedTensorType>(like.getType());
-  SmallVector<int64_t> ones(std::max<int64_t>(type.getRank(), 1), 1);
+  SmallVector<int64_t> ones(type.getRank(), 1);
   auto zeroType = RankedTensorType::get(ones, type.getElementType());
   Value zero = arith::ConstantOp::create(
       b, loc,
       DenseElementsAttr::get(zeroType,
                              FloatAttr::get(type.getElementType(), 0.0)));
+  // A scalar (rank 0) is the constant itself: no shape broadcasts to it.
+  if (type.getRank() == 0)
+    return zero;
   return BroadcastOp::create(b, loc, zero, like);
 }
 

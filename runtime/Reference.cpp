@@ -636,12 +636,15 @@ Status featureMapGrad(const Tensor &input, const Tensor &cotangent,
   if (Status s = allocate(op, input.shape, result); !s)
     return s;
   for (size_t i = 0; i < input.data.size(); ++i) {
-    double x = input.data[i], derivative = 1.0;
-    if (map == FeatureMap::EluPlusOne)
-      derivative = x > 0.0 ? 1.0 : std::exp(x);
-    else if (map == FeatureMap::Relu)
-      derivative = x > 0.0 ? 1.0 : 0.0;
-    result.data[i] = cotangent.data[i] * derivative;
+    double x = input.data[i], g = cotangent.data[i];
+    if (map == FeatureMap::Relu)
+      // Flat for x <= 0: the cotangent stops there, a non-finite one too
+      // (as PyTorch's threshold_backward); a NaN input gives NaN.
+      result.data[i] = std::isnan(x) ? x : x > 0.0 ? g : 0.0;
+    else if (map == FeatureMap::EluPlusOne)
+      result.data[i] = g * (x > 0.0 ? 1.0 : std::exp(x));
+    else
+      result.data[i] = g;
   }
   out = std::move(result);
   return Status::ok();
@@ -1044,8 +1047,10 @@ Status dotProductAttention(const Tensor &query, const Tensor &key,
           for (int64_t d = 0; d < dk; ++d)
             acc += q[i * dk + d] * k[j * dk + d];
           acc *= scale;
+          // A -inf mask entry hides its score whatever Q and K give (NaN
+          // and inf included), as the kernels test the mask itself.
           if (msk)
-            acc += msk[i * m + j];
+            acc = msk[i * m + j] == -kInf ? -kInf : acc + msk[i * m + j];
           s[i * m + j] = acc;
         }
       for (const NormStep &step : steps) {
@@ -1132,27 +1137,18 @@ Status attentionGrad(const Tensor &query, const Tensor &key,
       double *gv = dv_.data.data() + b * m * dv;
       for (int64_t i = 0; i < n; ++i) {
         double *pi = p.data() + i * m, *dpi = dp.data() + i * m;
-        double rowMax = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < m; ++j) {
-          pi[j] = 0.0;
-          if (j >= rowEnd(i))
-            continue;
+        for (int64_t j = 0; j < rowEnd(i); ++j) {
           double acc = 0.0;
           for (int64_t d = 0; d < dk; ++d)
             acc += q[i * dk + d] * k[j * dk + d];
           pi[j] = acc * scale;
-          rowMax = std::max(rowMax, pi[j]);
         }
-        double total = 0.0;
-        for (int64_t j = 0; j < rowEnd(i); ++j) {
-          pi[j] = std::exp(pi[j] - rowMax);
-          total += pi[j];
-        }
+        // P by the forward's rule, non-finite scores included (hidden
+        // entries 0); the rest is IEEE arithmetic over every (i, j).
+        normalizeSlice(pi, 1, 0, rowEnd(i), m, NormKind::Softmax, 0.0);
         // D_i = sum_j P_ij dP_ij with dP = dO V^T.
         double rowDot = 0.0;
         for (int64_t j = 0; j < m; ++j) {
-          if (j < rowEnd(i))
-            pi[j] /= total;
           double acc = 0.0;
           for (int64_t e = 0; e < dv; ++e)
             acc += dO[i * dv + e] * v[j * dv + e];

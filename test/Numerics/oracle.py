@@ -196,7 +196,9 @@ def dot_product(q, k, v, norm, scale=1.0, fmap="identity", causal=False,
     v = np.asarray(v, np.float64)
     s = scale * np.matmul(q, _t(k))
     if mask is not None:
-        s = s + np.asarray(mask, np.float64)
+        # A -inf mask entry hides its score whatever it is (NaN included).
+        mask = np.asarray(mask, np.float64)
+        s = np.where(np.isneginf(mask), -np.inf, s + mask)
     n, m = s.shape[-2:]
     if causal:
         vis = np.arange(m)[None, :] <= np.arange(n)[:, None]

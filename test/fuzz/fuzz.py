@@ -31,32 +31,21 @@ import sys
 import tempfile
 
 import harness
-from differential import DifferentialFuzzer
-from npy_fuzzer import NpyFuzzer
 import npy_fuzzer
+from differential import DifferentialFuzzer
 from spec_fuzzer import SpecFuzzer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-REGRESSIONS = os.path.join(HERE, "regressions")
-FUZZERS = {f.name: f for f in (SpecFuzzer, NpyFuzzer, DifferentialFuzzer)}
+FUZZERS = {f.name: f for f in (SpecFuzzer, npy_fuzzer.NpyFuzzer, DifferentialFuzzer)}
 REPLAY_TIMEOUT_S = 300
-
-
-def expected_failures():
-    """regressions/XFAIL: `<fuzzer>/<file>: why` per entry still failing."""
-    path = os.path.join(REGRESSIONS, "XFAIL")
-    if not os.path.exists(path):
-        return {}
-    with open(path) as f:
-        return dict(line.split(":", 1) for line in f
-                    if line.strip() and not line.startswith("#"))
 
 
 def replay_entry(bin_dir, path):
     """The findings an entry still gives (empty once fixed)."""
     if path.endswith(".npy"):
-        return [o for o in npy_fuzzer.replay(bin_dir, path) if o.finding]
+        return [o for o in npy_fuzzer.replay(bin_dir, path)
+                if o.kind in harness.CRASH_KINDS]
     with open(path, errors="replace") as f:
         text = f.read()
     run = re.search(r"^// RUN: (.*)$", text, re.M)
@@ -74,16 +63,16 @@ def known_signatures(bin_dir, fuzzer):
     """The findings of the entries XFAIL lists for `fuzzer`, which the
     fuzzer then does not report again."""
     return {outcome.signature
-            for key in expected_failures() if key.startswith(fuzzer + "/")
-            for outcome in replay_entry(bin_dir, os.path.join(REGRESSIONS, key))}
+            for key in harness.expected_failures() if key.startswith(fuzzer + "/")
+            for outcome in replay_entry(bin_dir, os.path.join(harness.REGRESSIONS, key))}
 
 
 def replay(bin_dir, only):
     """Replays the regression corpus; returns the number of failures."""
-    xfail = expected_failures()
+    xfail = harness.expected_failures()
     entries = failures = 0
     for fuzzer in sorted(only):
-        folder = os.path.join(REGRESSIONS, fuzzer)
+        folder = os.path.join(harness.REGRESSIONS, fuzzer)
         for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
             if not name.endswith((".mlir", ".npy")):
                 continue
@@ -132,7 +121,7 @@ def main():
     try:
         for name in only:
             rng = random.Random(f"{args.seed}/{name}")
-            stats = harness.Stats(name, os.path.join(args.findings or REGRESSIONS, name),
+            stats = harness.Stats(name, os.path.join(args.findings or harness.REGRESSIONS, name),
                                   args.seconds)
             stats.known = known_signatures(args.bin, name)
             extra = {"jobs": args.jobs} if name == "differential" else {}

@@ -15,12 +15,13 @@ import resource
 import subprocess
 import time
 
-# Printed by a tool that failed in a way a user must never see.
-CRASH_MARKERS = [
-    "PLEASE submit a bug report", "Stack dump:", "LLVM ERROR:", "Assertion `",
-    "UNREACHABLE executed", "terminate called", "Internal Error",
-    "Segmentation fault", "AddressSanitizer",
-]
+# Printed by a tool that failed in a way a user must never see. Anchored
+# where the tool prints them, so that a spec echoed in a diagnostic (the
+# corpus has comments that name them) does not match.
+CRASH_MARKERS = re.compile(
+    r"^(PLEASE submit a bug report|Stack dump:|LLVM ERROR:|terminate called"
+    r"|Segmentation fault)|Assertion `.*' failed|UNREACHABLE executed at"
+    r"|Internal Error at |AddressSanitizer", re.M)
 DIAGNOSTIC = re.compile(r"(^|\s)error:", re.M)
 # `attn-run --check` / `--check-grad` beyond the tolerance.
 MISMATCH = re.compile(r"^(check(?:-grad)?: @\S+ (?:\S+ )?FAILED: .*)$", re.M)
@@ -30,6 +31,20 @@ CRASH_KINDS = ("crash", "hang", "no-diagnostic")
 # Address space of a tool run: a spec that makes a tool allocate without
 # bound fails here (a finding) instead of taking the shared machine down.
 MEMORY_LIMIT = 8 << 30
+
+
+# The regression corpus: one folder per fuzzer, and XFAIL.
+REGRESSIONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "regressions")
+
+
+def expected_failures():
+    """regressions/XFAIL: `<fuzzer>/<file>: why` per entry still failing."""
+    path = os.path.join(REGRESSIONS, "XFAIL")
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return dict(line.split(":", 1) for line in f
+                    if line.strip() and not line.startswith("#"))
 
 
 class Outcome:
@@ -61,7 +76,7 @@ def crash_line(output):
     """What went wrong, for a finding's signature: the fatal message, or
     the function of the innermost stack frame outside the signal handler."""
     for line in output.splitlines():
-        if any(marker in line for marker in CRASH_MARKERS[2:]):
+        if CRASH_MARKERS.search(line) and not line.startswith(("PLEASE", "Stack dump")):
             return re.sub(r"0x[0-9a-f]+|\d+", "N", line.strip())[:160]
     for frame in FRAME.findall(output):
         if "llvm::sys::" not in frame:
@@ -88,6 +103,21 @@ def run(args, timeout, stdin=None):
     if proc.returncode == 1 and not DIAGNOSTIC.search(output):
         return Outcome("no-diagnostic", args, output, f"no-diagnostic {tool}"), stdout
     return Outcome("ok" if proc.returncode == 0 else "rejected", args, output), stdout
+
+
+class Fuzzer:
+    """What every fuzzer holds: the folder of the tools, the repository's
+    root, its seeded random source, its Stats and a scratch folder. A
+    fuzzer's `fuzz()` runs until its Stats' deadline."""
+
+    name = ""
+
+    def __init__(self, bin_dir, root, rng, stats, work_dir):
+        self.bin = bin_dir
+        self.root = root
+        self.rng = rng
+        self.stats = stats
+        self.work = work_dir
 
 
 class Stats:

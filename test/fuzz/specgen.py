@@ -13,8 +13,6 @@ reference within `attn-run --check`'s tolerance.
     generate(random.Random(seed), thresholds) -> Spec
 """
 
-import random
-
 # Sizes of a dim that is not a threshold probe; mostly small and odd.
 SIZES = [1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 24, 31, 32, 33, 48, 64, 65]
 LEAD_SIZES = [1, 1, 2, 3]
@@ -350,8 +348,9 @@ def sampling_shapes(b, dims, levels, positions):
     return value, samples
 
 
-def deformable(b):
-    rng = b.rng
+def deformable_operands(b):
+    """value, locations and weights of attn.deformable and its gradient,
+    the result's merged heads x channels dim, the levels and align_corners."""
     dims, levels, level_text, positions = sampling_dims(b)
     value, samples = sampling_shapes(b, dims, levels, positions)
     v = b.arg(value)
@@ -359,12 +358,17 @@ def deformable(b):
     w = b.arg(b.shape_like(samples))
     heads, ch = v.shape[2], v.shape[3]
     merged = Dim(heads.size * ch.size, heads.dynamic or ch.dynamic)
-    out = [unify(v.shape[0], loc.shape[0]), loc.shape[1], merged]
-    ac = " align_corners" if rng.random() < 0.4 else ""
-    b.macs += numel(samples) * ch.size * 8
+    attrs = f"levels [{level_text}]" + (" align_corners" if b.rng.random() < 0.4 else "")
     b.smooth = False  # bilinear weights have kinks at pixel boundaries
-    return [b.final(f"attn.deformable {v.name}, {loc.name}, {w.name} levels [{level_text}]{ac}",
-                 [v, loc, w], out)]
+    return v, loc, w, merged, attrs, positions
+
+
+def deformable(b):
+    v, loc, w, merged, attrs, _ = deformable_operands(b)
+    out = [unify(v.shape[0], loc.shape[0]), loc.shape[1], merged]
+    b.macs += numel(w.shape) * v.shape[3].size * 8
+    return [b.final(f"attn.deformable {v.name}, {loc.name}, {w.name} {attrs}",
+                    [v, loc, w], out)]
 
 
 def bilinear_gather(b):
@@ -566,24 +570,16 @@ def attention_grad(b):
 
 
 def deformable_grad(b):
-    rng = b.rng
-    dims, levels, level_text, positions = sampling_dims(b)
-    value, samples = sampling_shapes(b, dims, levels, positions)
-    v = b.arg(value)
-    loc = b.arg(samples + [Dim(2)])
-    w = b.arg(b.shape_like(samples))
-    heads, ch = v.shape[2], v.shape[3]
-    merged = Dim(heads.size * ch.size, heads.dynamic or ch.dynamic)
-    ct = b.arg([b.same(samples[0]), b.same(samples[1]), merged])
-    ac = " align_corners" if rng.random() < 0.4 else ""
-    b.macs += numel(samples) * ch.size * 24
+    v, loc, w, merged, attrs, positions = deformable_operands(b)
+    ct = b.arg([b.same(w.shape[0]), b.same(w.shape[1]), merged])
+    b.macs += numel(w.shape) * v.shape[3].size * 24
     b.differentiable = False
     batch = unify(unify(v.shape[0], loc.shape[0]), w.shape[0])
     sample_dims = [batch] + [unify(l, x) for l, x in zip(loc.shape[1:5], w.shape[1:5])]
     shapes = [[batch, Dim(positions.size), unify(v.shape[2], sample_dims[2]), v.shape[3]],
               sample_dims + [Dim(2)], list(sample_dims)]
-    return b.ops3(f"attn.deformable_grad {v.name}, {loc.name}, {w.name}, {ct.name} "
-                  f"levels [{level_text}]{ac}", [v, loc, w, ct], shapes)
+    return b.ops3(f"attn.deformable_grad {v.name}, {loc.name}, {w.name}, {ct.name} {attrs}",
+                  [v, loc, w, ct], shapes)
 
 
 def epilogue(b, value):

@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -1306,3 +1307,132 @@ TEST(GradTest, ScatterPixels) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// NaN and Inf (docs/reliability.md): the rule the kernels follow
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// True when `actual` is NaN exactly at the flat indices `nans` (and finite
+/// elsewhere).
+::testing::AssertionResult nanAt(const Tensor &actual,
+                                 std::vector<size_t> nans) {
+  for (size_t i = 0; i < actual.data.size(); ++i) {
+    bool expected = std::find(nans.begin(), nans.end(), i) != nans.end();
+    if (std::isnan(actual.data[i]) != expected ||
+        (!expected && !std::isfinite(actual.data[i])))
+      return ::testing::AssertionFailure()
+             << "flat index " << i << " is " << actual.data[i];
+  }
+  return ::testing::AssertionSuccess();
+}
+
+} // namespace
+
+TEST(NonFiniteTest, SoftmaxSlices) {
+  Tensor out;
+  // A NaN or +inf makes its slice NaN (exp(inf - inf)); the other slice of
+  // the same tensor is untouched.
+  ASSERT_OK(normalize(T({2, 3}, {kNaN, 0, 1, 0, 1, 2}), NormKind::Softmax, 1, 0,
+                      out));
+  EXPECT_TRUE(nanAt(out, {0, 1, 2}));
+  ASSERT_OK(normalize(T({2, 3}, {0, 1, 2, kInf, 0, -kInf}), NormKind::Softmax,
+                      1, 0, out));
+  EXPECT_TRUE(nanAt(out, {3, 4, 5}));
+  // -inf weighs 0; an all -inf slice is 0.
+  ASSERT_OK(normalize(T({2, 2}, {-kInf, 0, -kInf, -kInf}), NormKind::Softmax, 1,
+                      0, out));
+  expectValues(out, {2, 2}, {0, 1, 0, 0});
+  // Sum is IEEE: a NaN reaches its slice through the sum.
+  ASSERT_OK(normalize(T({2, 2}, {kNaN, 1, 1, 1}), NormKind::Sum, 1, 0, out));
+  EXPECT_TRUE(nanAt(out, {0, 1}));
+}
+
+TEST(NonFiniteTest, DotProductRowsAndHiddenEntries) {
+  Tensor q = T({2, 1}, {1, 1}), k = T({2, 1}, {1, 2}), v = T({2, 1}, {3, 5});
+  Tensor out;
+  // A NaN or +inf in a key's feature: every row that sees the key is NaN.
+  for (double bad : {kNaN, kInf}) {
+    Tensor kb = T({2, 1}, {1, bad});
+    ASSERT_OK(dotProductAttention(q, kb, v, nullptr, kSoftmaxKeys, 1.0,
+                                  FeatureMap::Identity, false, out));
+    EXPECT_TRUE(nanAt(out, {0, 1})) << bad;
+    // Causal: key 1 is hidden from query 0, which sees key 0 alone.
+    ASSERT_OK(dotProductAttention(q, kb, v, nullptr, kSoftmaxKeys, 1.0,
+                                  FeatureMap::Identity, true, out));
+    EXPECT_TRUE(nanAt(out, {1})) << bad;
+    EXPECT_EQ(out.data[0], 3.0);
+    // Nor does a NaN or inf value of a hidden key reach the row.
+    Tensor vb = T({2, 1}, {3, bad});
+    ASSERT_OK(dotProductAttention(q, k, vb, nullptr, kSoftmaxKeys, 1.0,
+                                  FeatureMap::Identity, true, out));
+    EXPECT_EQ(out.data[0], 3.0) << bad;
+    EXPECT_FALSE(std::isfinite(out.data[1])) << bad;
+  }
+  // -inf scores weigh 0; a row of -inf scores is 0 (query -inf, keys > 0).
+  ASSERT_OK(dotProductAttention(T({2, 1}, {-kInf, 1}), k, v, nullptr,
+                                kSoftmaxKeys, 1.0, FeatureMap::Identity, false,
+                                out));
+  EXPECT_EQ(out.data[0], 0.0);
+  EXPECT_TRUE(std::isfinite(out.data[1]));
+  // A -inf mask entry hides the score whatever it is: key 1's NaN does not
+  // reach row 0, which it masks; but its value enters as 0 * v.
+  Tensor mask = T({2, 2}, {0, -kInf, 0, 0});
+  ASSERT_OK(dotProductAttention(q, T({2, 1}, {1, kNaN}), v, &mask, kSoftmaxKeys,
+                                1.0, FeatureMap::Identity, false, out));
+  EXPECT_EQ(out.data[0], 3.0);
+  EXPECT_TRUE(std::isnan(out.data[1]));
+  ASSERT_OK(dotProductAttention(q, k, T({2, 1}, {3, kNaN}), &mask, kSoftmaxKeys,
+                                1.0, FeatureMap::Identity, false, out));
+  EXPECT_TRUE(nanAt(out, {0, 1}));
+}
+
+TEST(NonFiniteTest, AttentionGradRows) {
+  Tensor k = T({2, 1}, {1, 2}), v = T({2, 1}, {3, 5}), dO = T({2, 1}, {1, 1});
+  Tensor dq, dk, dv;
+  // Row 0's scores are all -inf: its P is 0 (as in the forward), so it adds
+  // nothing to dV and its dQ is 0; dK gets 0 * -inf = NaN from it.
+  ASSERT_OK(
+      attentionGrad(T({2, 1}, {-kInf, 1}), k, v, dO, 1.0, false, dq, dk, dv));
+  EXPECT_TRUE(nanAt(dv, {}));
+  EXPECT_EQ(dq.data[0], 0.0);
+  EXPECT_TRUE(nanAt(dk, {0, 1}));
+  // A NaN score makes its row's P NaN: every dV entry, and its dQ.
+  ASSERT_OK(
+      attentionGrad(T({2, 1}, {kNaN, 1}), k, v, dO, 1.0, false, dq, dk, dv));
+  EXPECT_TRUE(nanAt(dv, {0, 1}));
+  EXPECT_TRUE(std::isnan(dq.data[0]));
+}
+
+TEST(NonFiniteTest, FeatureMapsAndTheirGradients) {
+  Tensor x = T({3}, {kNaN, -1, 2}), out;
+  for (FeatureMap map : {FeatureMap::EluPlusOne, FeatureMap::Relu}) {
+    ASSERT_OK(featureMap(x, map, out));
+    EXPECT_TRUE(nanAt(out, {0}));
+  }
+  // relu's gradient stops a non-finite cotangent where x <= 0, passes it
+  // where x > 0, and is NaN at a NaN x.
+  ASSERT_OK(featureMapGrad(x, T({3}, {1, kNaN, kInf}), FeatureMap::Relu, out));
+  EXPECT_TRUE(std::isnan(out.data[0]));
+  EXPECT_EQ(out.data[1], 0.0);
+  EXPECT_EQ(out.data[2], kInf);
+  ASSERT_OK(featureMapGrad(x, T({3}, {1, 1, 1}), FeatureMap::EluPlusOne, out));
+  EXPECT_TRUE(nanAt(out, {0}));
+}
+
+TEST(NonFiniteTest, SamplingCornersOutsideAddNothing) {
+  // One 1x1 level holding 2: the sample at its pixel centre has one corner
+  // inside (weight 1) and three outside, which add nothing even with an
+  // infinite attention weight (not inf * 0).
+  std::vector<SpatialLevel> level = {{1, 1}};
+  Tensor value = T({1, 1, 1, 1}, {2});
+  Tensor loc = T({1, 1, 1, 1, 1, 2}, {0.5, 0.5}), out;
+  ASSERT_OK(deformableAttention(value, loc, T({1, 1, 1, 1, 1}, {kInf}), level,
+                                false, out));
+  EXPECT_EQ(out.data[0], kInf);
+  // A location that is not finite contributes 0, whatever its weight.
+  ASSERT_OK(deformableAttention(value, T({1, 1, 1, 1, 1, 2}, {kNaN, 0.5}),
+                                T({1, 1, 1, 1, 1}, {kInf}), level, false, out));
+  EXPECT_EQ(out.data[0], 0.0);
+}

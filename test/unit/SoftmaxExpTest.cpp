@@ -1,9 +1,9 @@
 //===- SoftmaxExpTest.cpp - The f32 exp of the fused softmax steps --------===//
 //
 // softmaxExp (codegen/Algorithm.h) is a polynomial, not libm: its relative
-// error over the x <= 0 a softmax step passes it, and the exact 0 below
-// -88, checked against std::exp in double on a JIT-compiled, vectorized
-// Func.
+// error over the x <= 0 a softmax step passes it, the exact 0 below -88
+// and NaN kept, checked against std::exp in double on a JIT-compiled,
+// vectorized Func.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,9 +55,18 @@ TEST(SoftmaxExpTest, RelativeErrorBelow5e7OverTheSoftmaxRange) {
 
 TEST(SoftmaxExpTest, ExactlyZeroFromMinus88Down) {
   float lowest = std::numeric_limits<float>::lowest();
-  std::vector<float> xs = {-88.0f, -88.5f, -100.0f, -1e10f, lowest};
+  float infinity = std::numeric_limits<float>::infinity();
+  std::vector<float> xs = {-88.0f, -88.5f, -100.0f, -1e10f, lowest, -infinity};
   for (float got : softmaxExpOf(xs))
     EXPECT_EQ(got, 0.0f);
+}
+
+// The NaN rule (docs/reliability.md): a NaN score makes its slice NaN, so
+// its weight must stay NaN through the clamp at -88.
+TEST(SoftmaxExpTest, NaNStaysNaN) {
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  for (float got : softmaxExpOf({nan, -nan}))
+    EXPECT_TRUE(std::isnan(got));
 }
 
 } // namespace

@@ -88,6 +88,15 @@ static cl::opt<bool> check(
              "max|kernel - reference| / max|reference| over all results; "
              "exit 1 when rel err > --tolerance"),
     cl::cat(runCategory));
+static cl::opt<bool> checkNonFinite(
+    "check-non-finite",
+    cl::desc("After --check (implied), repeat the check with one entry of "
+             "each input set to NaN, +inf and -inf in turn (the entry at 2/3 "
+             "of every dim) and print `check-non-finite: @f <input>[<index>] "
+             "= <value>: max rel err = X` per case: the kernel must give "
+             "NaN and infinities where the reference does "
+             "(docs/reliability.md); exit 1 when a case disagrees"),
+    cl::cat(runCategory));
 static cl::opt<double>
     tolerance("tolerance",
               cl::desc("Largest max rel err --check accepts (default 1e-4; "
@@ -188,6 +197,8 @@ int main(int argc, char **argv) {
       "--input v=v.npy --output o.npy\n"
       "  attn-run spec.mlir --random 7 --save-inputs inputs/ --output o.npy\n"
       "  attn-run spec.mlir --random 7 --check      # JIT vs reference\n"
+      "  attn-run spec.mlir --random 7 --check-non-finite   # NaN and inf "
+      "inputs\n"
       "  attn-run spec.mlir --random 7 --bench 20   # median JIT time\n"
       "  attn-run spec.mlir --verify-rewrites attn-reassociate --random 7\n"
       "  attn-run spec.mlir --grad --input q.npy --input k.npy --input v.npy "
@@ -207,6 +218,8 @@ int main(int argc, char **argv) {
     seed = randomSeed;
 
   bool gradient = grad || checkGrad;
+  if (checkNonFinite)
+    check = true;
   if (!cotangentFiles.empty() && !gradient)
     return fail("--cotangent gives a cotangent of --grad; add --grad");
   if (checkGrad && (useReference || check || benchRuns > 0 || aot))
@@ -340,18 +353,20 @@ int main(int argc, char **argv) {
   if ((useReference || check) &&
       failed(api::evaluateWithReference(*func, inputs, reference)))
     return 1;
+  std::unique_ptr<api::LoadedKernel> kernel;
   if (useReference) {
     results = std::move(reference);
   } else {
-    FailureOr<std::unique_ptr<api::LoadedKernel>> kernel = api::compileKernel(
+    FailureOr<std::unique_ptr<api::LoadedKernel>> compiled = api::compileKernel(
         *spec.module, func->getSymName(), kernelOptions, console, error);
-    if (failed(kernel))
+    if (failed(compiled))
       return fail(error);
-    if (failed((*kernel)->run(inputs)) ||
+    kernel = std::move(*compiled);
+    if (failed(kernel->run(inputs)) ||
         (benchRuns > 0 &&
-         failed(api::benchKernel(**kernel, benchRuns, console))))
+         failed(api::benchKernel(*kernel, benchRuns, console))))
       return 1;
-    results = (*kernel)->results();
+    results = kernel->results();
   }
   double limit = tolerance.getNumOccurrences()
                      ? double(tolerance)
@@ -360,6 +375,10 @@ int main(int argc, char **argv) {
       failed(api::checkAgainstReference(func->getSymName(), results, reference,
                                         limit, console, error)))
     return fail(error);
+  if (checkNonFinite &&
+      failed(api::checkNonFinite(*func, names, inputs, *kernel, limit, console,
+                                 error)))
+    return error.empty() ? 1 : fail(error);
   return failed(api::writeResults(*func, results, outputFiles, quiet, console,
                                   error))
              ? fail(error)
