@@ -2,6 +2,8 @@
 
 #include "api/MemoryGuard.h"
 
+#include "dialect/AttnShapes.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
@@ -73,8 +75,8 @@ MemoryEstimate mlir::attn::api::estimateRunMemory(
     if (asDouble)
       bytes = saturatingMul(*count, sizeof(double));
     if (asStored) {
-      unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
-      bytes = saturatingAdd(bytes, saturatingMul(*count, (bits + 7) / 8));
+      bytes =
+          saturatingAdd(bytes, saturatingMul(*count, elementBytes(tensor)));
     }
     estimate.tensors.push_back({std::move(what), bytes});
     estimate.total = saturatingAdd(estimate.total, bytes);

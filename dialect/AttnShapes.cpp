@@ -3,6 +3,8 @@
 #include "dialect/AttnShapes.h"
 
 #include "mlir/IR/BuiltinTypeInterfaces.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -29,6 +31,15 @@ std::string mlir::attn::formatShape(ArrayRef<int64_t> shape) {
 }
 
 /// Merges two dims that must be equal; a dynamic dim takes the other's value.
+unsigned mlir::attn::elementBytes(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  if (auto complex = dyn_cast<ComplexType>(element))
+    return 2 * elementBytes(complex.getElementType());
+  if (element.isIntOrFloat())
+    return (element.getIntOrFloatBitWidth() + 7) / 8;
+  return 8;
+}
+
 static std::optional<int64_t> unifyDims(int64_t lhs, int64_t rhs) {
   if (isDynamic(lhs))
     return rhs;

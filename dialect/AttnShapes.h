@@ -28,6 +28,12 @@ using EmitShapeError = llvm::function_ref<InFlightDiagnostic()>;
 /// Formats a shape as in tensor types: "2x?x64" ("scalar" for rank 0).
 std::string formatShape(ArrayRef<int64_t> shape);
 
+/// Bytes one element of `type` (a shaped type's element, or the type
+/// itself) takes: its bit width rounded up; a complex number twice its
+/// part's; 8 for a type without a width (index). Function arguments may
+/// have any of them, not only the floats attn ops take.
+unsigned elementBytes(Type type);
+
 /// Numpy broadcast of two shapes (right-aligned; 1 or a missing dim
 /// stretches). `what` names the operands in the error, e.g. "query and key".
 FailureOr<Shape> broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,

@@ -4,8 +4,8 @@
 #include "passes/Passes.h"
 
 #include "dialect/AttnDialect.h"
+#include "dialect/AttnShapes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/Format.h"
 
 namespace mlir::attn {
@@ -23,18 +23,6 @@ static std::string formatGigabytes(uint64_t bytes) {
   llvm::raw_string_ostream(text)
       << llvm::format("%.2f", static_cast<double>(bytes) / 1e9);
   return text;
-}
-
-/// Bytes of one element of `type`: its bit width rounded up; a complex
-/// number twice its part's; 8 for a type without a width (index). Function
-/// arguments may have any of them, not only the floats attn ops take.
-static unsigned elementBytes(Type type) {
-  Type element = getElementTypeOrSelf(type);
-  if (auto complex = dyn_cast<ComplexType>(element))
-    return 2 * elementBytes(complex.getElementType());
-  if (element.isIntOrFloat())
-    return (element.getIntOrFloatBitWidth() + 7) / 8;
-  return 8;
 }
 
 /// Totals of a function or module; bytes follow each tensor's element type.
