@@ -357,7 +357,11 @@ def deformable_operands(b):
     loc = b.arg(samples + [Dim(2)])
     w = b.arg(b.shape_like(samples))
     heads, ch = v.shape[2], v.shape[3]
-    merged = Dim(heads.size * ch.size, heads.dynamic or ch.dynamic)
+    # `?` only where the run-time size (--dynamic-size) is the product: a
+    # dynamic heads or channels dim makes the product dynamic too, but
+    # written `?` it would be sized --dynamic-size, not heads x channels.
+    size = heads.size * ch.size
+    merged = Dim(size, (heads.dynamic or ch.dynamic) and size == b.dynamic_size)
     attrs = f"levels [{level_text}]" + (" align_corners" if b.rng.random() < 0.4 else "")
     b.smooth = False  # bilinear weights have kinks at pixel boundaries
     return v, loc, w, merged, attrs, positions
