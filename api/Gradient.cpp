@@ -21,8 +21,8 @@ using namespace mlir::attn::api;
 namespace rt = ::attn::runtime;
 
 LogicalResult mlir::attn::api::addGradients(LoadedSpec &spec,
-                                           ArrayRef<std::string> funcNames,
-                                           bool saveStatistics) {
+                                            ArrayRef<std::string> funcNames,
+                                            bool saveStatistics) {
   PassManager pm(spec.module->getContext());
   AttnGradPassOptions options;
   options.funcs.assign(funcNames.begin(), funcNames.end());

@@ -408,8 +408,9 @@ Expr KernelBuilder::logSumExp(Expr max, Expr total) {
   Halide::Type bits = Halide::UInt(type.bits());
   Expr inf = constant(type, std::numeric_limits<double>::infinity());
   return Halide::reinterpret(
-      type, Halide::select(total == 0, Halide::reinterpret(bits, inf),
-                           Halide::reinterpret(bits, max + Halide::log(total))));
+      type,
+      Halide::select(total == 0, Halide::reinterpret(bits, inf),
+                     Halide::reinterpret(bits, max + Halide::log(total))));
 }
 
 FailureOr<size_t> KernelBuilder::bindAttention(
@@ -435,10 +436,9 @@ FailureOr<size_t> KernelBuilder::bindAttention(
   };
   result(reversed(batch.vars({i, e}))) = Halide::Tuple(out, lse);
   size_t opAt = algorithm.ops.size();
-  algorithm.ops.push_back({family, result.name(),
-                           TensorFunc{result, batch.shape, type},
-                           std::move(stages), std::move(domains),
-                           std::move(info)});
+  algorithm.ops.push_back(
+      {family, result.name(), TensorFunc{result, batch.shape, type},
+       std::move(stages), std::move(domains), std::move(info)});
   algorithm.ops.back().loc = op->getLoc();
   Func output(result.name() + "_result"), rowLse(result.name() + "_lse");
   output(reversed(batch.vars({i, e}))) = result(at(batch.index({i, e})))[0];
@@ -577,8 +577,8 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
   Expr out = call(merged, batch.index({i, e})) /
              Halide::select(total == 0, constant(type, 1.0), total);
   // The log-sum-exp of the whole row from the merged max and sum.
-  Expr lse = spec.lse ? logSumExp(call(rowMax, batch.index({i})), total)
-                      : Expr();
+  Expr lse =
+      spec.lse ? logSumExp(call(rowMax, batch.index({i})), total) : Expr();
 
   stages["splitlanes"] = laneMax.lanes;
   stages["splitmax"] = splitMax;
@@ -631,9 +631,9 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
     if (shared)
       info["kvShared" + std::to_string(t)] = 1;
   }
-  FailureOr<size_t> opAt = bindAttention(op, Family::RowAttention, result,
-                                         batch, i, e, out, lse, stages,
-                                         domains, info);
+  FailureOr<size_t> opAt =
+      bindAttention(op, Family::RowAttention, result, batch, i, e, out, lse,
+                    stages, domains, info);
   if (failed(opAt))
     return failure();
   std::ostringstream form;
@@ -793,11 +793,11 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
                                     Halide::reinterpret(bits, value))));
     lse = call(rowLse, rowAt);
     define(num, batch.vars({i, j}),
-           Halide::select(visible(i, j),
-                          softmaxExp(Halide::min(
-                              call(scores, batch.index({i, j})) - lse,
-                              constant(type, 0.0))),
-                          constant(type, 0.0)));
+           Halide::select(
+               visible(i, j),
+               softmaxExp(Halide::min(call(scores, batch.index({i, j})) - lse,
+                                      constant(type, 0.0))),
+               constant(type, 0.0)));
     inverse = constant(type, 1.0);
   } else {
     define(max, batch.vars({i}), lowest(type));
@@ -809,10 +809,10 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
         [&](Expr key) { return key < m && visible(i, key); },
         {name + "_maxlanes", name + "_rg", name + "_rl"}, type);
     define(num, batch.vars({i, j}),
-           Halide::select(visible(i, j),
-                          softmaxExp(call(scores, batch.index({i, j})) -
-                                     call(max, rowAt)),
-                          constant(type, 0.0)));
+           Halide::select(
+               visible(i, j),
+               softmaxExp(call(scores, batch.index({i, j})) - call(max, rowAt)),
+               constant(type, 0.0)));
     define(den, batch.vars({i}), constant(type, 0.0));
     update(den, rowAt, call(den, rowAt) + call(num, batch.index({i, rs})));
     // Every row sees key 0 at least (causal or not), so den > 0.
@@ -821,8 +821,8 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   }
   define(rowDot, batch.vars({i}), constant(type, 0.0));
   update(rowDot, rowAt,
-         call(rowDot, rowAt) + call(num, batch.index({i, rt})) *
-                                   call(dp, batch.index({i, rt})));
+         call(rowDot, rowAt) +
+             call(num, batch.index({i, rt})) * call(dp, batch.index({i, rt})));
   Expr delta = call(rowDot, rowAt) * inverse;
   // dS once per score (computed per chunk of keys), not once per register
   // tile of dQ that reads it.
@@ -844,10 +844,9 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   rowsShape.push_back(n);
   rowsShape.push_back(Halide::Internal::simplify(dk + 2));
   std::map<std::string, Func> rowStages = {
-      {"keyT", keyT},     {"valueT", valueT}, {"dot", dot},
-      {"scores", scores}, {"dpacc", dpAcc},   {"dp", dp},
-      {"num", num},       {"rowdot", rowDot}, {"ds", dS},
-      {"dqacc", dqAcc}};
+      {"keyT", keyT},   {"valueT", valueT}, {"dot", dot}, {"scores", scores},
+      {"dpacc", dpAcc}, {"dp", dp},         {"num", num}, {"rowdot", rowDot},
+      {"ds", dS},       {"dqacc", dqAcc}};
   std::map<std::string, RDom> rowDomains = {
       {"dot", rd}, {"dpacc", re}, {"rowdot", rt}, {"dqacc", rj}};
   if (!op.getLse()) { // the row statistics, else saved by the forward

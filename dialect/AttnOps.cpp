@@ -323,8 +323,8 @@ bool mlir::attn::isSoftmaxOverKeys(ArrayAttr norm) {
 /// (the result's shape without its last dim, in the accumulator's type).
 LogicalResult DotProductAttentionOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> location, ValueRange operands,
-    DictionaryAttr attributes, OpaqueProperties properties,
-    RegionRange regions, SmallVectorImpl<Type> &inferred) {
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
   Adaptor adaptor(operands, attributes, properties, regions);
   ShapeErrorAt emitError{location};
   if (failed(inferResult(
@@ -332,9 +332,8 @@ LogicalResult DotProductAttentionOp::inferReturnTypes(
           [&]() {
             return inferAttentionShape(
                 shapeOf(adaptor.getQuery()), shapeOf(adaptor.getKey()),
-                shapeOf(adaptor.getValue()),
-                optionalShapeOf(adaptor.getMask()), AttentionOperandNames(),
-                emitError);
+                shapeOf(adaptor.getValue()), optionalShapeOf(adaptor.getMask()),
+                AttentionOperandNames(), emitError);
           },
           inferred)))
     return failure();
@@ -431,7 +430,8 @@ LogicalResult AttentionGradOp::verify() {
     return emitOpError("scale must be finite, got ")
            << getScale().convertToDouble();
   if (Value lse = getLse()) {
-    Type expected = rowStatisticsElementType(getQuery().getType().getElementType());
+    Type expected =
+        rowStatisticsElementType(getQuery().getType().getElementType());
     Type element = cast<RankedTensorType>(lse.getType()).getElementType();
     if (element != expected)
       return emitOpError("lse must have the accumulator's element type ")

@@ -414,8 +414,9 @@ FailureOr<SmallVector<Shape, 3>> mlir::attn::inferAttentionGradShapes(
   }
   if (lse && !areCompatibleShapes(*lse, inferRowStatisticsShape(*output))) {
     emitError() << "lse must have one value per row of the attention's "
-                << "result, shape " << formatShape(inferRowStatisticsShape(*output))
-                << ", got " << formatShape(*lse);
+                << "result, shape "
+                << formatShape(inferRowStatisticsShape(*output)) << ", got "
+                << formatShape(*lse);
     return failure();
   }
   Shape lead(output->begin(), output->end() - 2);

@@ -338,9 +338,9 @@ void Differentiator::softmaxAttention(DotProductAttentionOp op, Value g) {
   Location loc = op.getLoc();
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   Value phiQ = mapped(op, q), phiK = mapped(op, k);
-  auto grad = AttentionGradOp::create(b, loc, phiQ, phiK, v, g,
-                                      savedLse.lookup(op), op.getScale(),
-                                      op.getCausal());
+  auto grad =
+      AttentionGradOp::create(b, loc, phiQ, phiK, v, g, savedLse.lookup(op),
+                              op.getScale(), op.getCausal());
   // phi' is elementwise in the operand, so the sums over broadcast dims go
   // first (feature_map_grad takes operands of one shape).
   accumulate(q, throughMap(op, q, unbroadcast(loc, grad.getDquery(), q)));
@@ -622,9 +622,8 @@ DotProductAttentionOp withLse(DotProductAttentionOp op) {
   OpBuilder b(op);
   SmallVector<NamedAttribute> attrs(op->getAttrs());
   attrs.push_back(b.getNamedAttr(op.getWithLseAttrName(), b.getUnitAttr()));
-  auto saving =
-      DotProductAttentionOp::create(b, op.getLoc(), {resultType, lseType},
-                                    op->getOperands(), attrs);
+  auto saving = DotProductAttentionOp::create(
+      b, op.getLoc(), {resultType, lseType}, op->getOperands(), attrs);
   op.getResult().replaceAllUsesWith(saving.getResult());
   op.erase();
   return saving;
@@ -686,8 +685,8 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
     for (DotProductAttentionOp &op : savingOps)
       op = withLse(op);
   }
-  for (auto op :
-       llvm::make_early_inc_range(grad.getBody().getOps<DotProductAttentionOp>()))
+  for (auto op : llvm::make_early_inc_range(
+           grad.getBody().getOps<DotProductAttentionOp>()))
     if (!llvm::is_contained(cloneOps, op))
       dropUnusedLse(op);
 
@@ -799,8 +798,8 @@ struct AttnGradPass : mlir::attn::impl::AttnGradPassBase<AttnGradPass> {
         return signalPassFailure();
       }
     for (func::FuncOp f : funcs)
-      if (failed(buildGradient(f, symbols, primitiveDeformable,
-                               saveStatistics)))
+      if (failed(
+              buildGradient(f, symbols, primitiveDeformable, saveStatistics)))
         return signalPassFailure();
   }
 };

@@ -426,10 +426,10 @@ std::pair<Value, Value> buildWholeChunks(OpBuilder &b, Location loc, Value q,
   Value kChunks = splitIntoChunks(b, loc, k, chunk, chunks);
   Value vChunks = splitIntoChunks(b, loc, v, chunk, chunks);
   Value intra = DotProductAttentionOp::create(
-                   b, loc, qChunks, kChunks, vChunks, /*mask=*/Value(),
-                   b.getArrayAttr({}), llvm::APFloat(1.0),
-                   FeatureMap::identity, /*causal=*/true)
-                   .getResult();
+                    b, loc, qChunks, kChunks, vChunks, /*mask=*/Value(),
+                    b.getArrayAttr({}), llvm::APFloat(1.0),
+                    FeatureMap::identity, /*causal=*/true)
+                    .getResult();
   Value states = matmul(b, loc, kChunks, vChunks, /*transposeLhs=*/true);
   Value earlier = PrefixSumOp::create(b, loc, states, rankOf(states) - 3,
                                       /*exclusive=*/true);
@@ -470,11 +470,11 @@ Value buildStaticCausalNumerator(OpBuilder &b, Location loc, Value q, Value k,
   Value qTail = rows(q, headRows, tailRows),
         kTail = rows(k, headRows, tailRows),
         vTail = rows(v, headRows, tailRows);
-  Value intra = DotProductAttentionOp::create(
-                   b, loc, qTail, kTail, vTail, /*mask=*/Value(),
-                   b.getArrayAttr({}), llvm::APFloat(1.0),
-                   FeatureMap::identity, /*causal=*/true)
-                   .getResult();
+  Value intra =
+      DotProductAttentionOp::create(
+          b, loc, qTail, kTail, vTail, /*mask=*/Value(), b.getArrayAttr({}),
+          llvm::APFloat(1.0), FeatureMap::identity, /*causal=*/true)
+          .getResult();
   // (..., n/C, dk, dv) summed over the chunks, then the unit chunk dim
   // dropped: the state of every head position.
   int64_t stateRank = rankOf(states);
@@ -731,9 +731,10 @@ struct AttnReassociatePass
     OpBuilder builder(op);
     Location loc = op.getLoc();
     Value cheaper = buildLinearIsCheaper(builder, op, plan);
-    auto choice = scf::IfOp::create(builder, loc, TypeRange{op.getResult().getType()},
-                                    cheaper, /*addThenBlock=*/true,
-                                    /*addElseBlock=*/true);
+    auto choice =
+        scf::IfOp::create(builder, loc, TypeRange{op.getResult().getType()},
+                          cheaper, /*addThenBlock=*/true,
+                          /*addElseBlock=*/true);
     builder.setInsertionPointToStart(choice.thenBlock());
     Value linear = buildRewrite(builder, op, plan);
     scf::YieldOp::create(builder, loc, linear);

@@ -1116,9 +1116,9 @@ Status dotProductAttention(const Tensor &query, const Tensor &key,
 }
 
 Status attentionGrad(const Tensor &query, const Tensor &key,
-                     const Tensor &value, const Tensor &cotangent,
-                     double scale, bool causal, Tensor &dQuery, Tensor &dKey,
-                     Tensor &dValue, const Tensor *lse) {
+                     const Tensor &value, const Tensor &cotangent, double scale,
+                     bool causal, Tensor &dQuery, Tensor &dKey, Tensor &dValue,
+                     const Tensor *lse) {
   const char *op = "attentionGrad";
   Broadcast bc;
   if (Status s = checkQKV(op, "query", query, "key", key, "value", value, bc);

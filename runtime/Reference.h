@@ -211,9 +211,9 @@ Status dotProductAttention(const Tensor &query, const Tensor &key,
 /// leading dims), P = exp(S - lse) on the visible keys instead of a softmax
 /// recomputed from S.
 Status attentionGrad(const Tensor &query, const Tensor &key,
-                     const Tensor &value, const Tensor &cotangent,
-                     double scale, bool causal, Tensor &dQuery, Tensor &dKey,
-                     Tensor &dValue, const Tensor *lse = nullptr);
+                     const Tensor &value, const Tensor &cotangent, double scale,
+                     bool causal, Tensor &dQuery, Tensor &dKey, Tensor &dValue,
+                     const Tensor *lse = nullptr);
 
 /// Efficient attention (Shen et al.). query (..., n, dk), key (..., m, dk),
 /// value (..., m, dv) -> (..., n, dv). Leading dims broadcast.

@@ -304,12 +304,11 @@ int main(int argc, char **argv) {
     std::vector<std::string> gradNames =
         api::gradientArgumentNames(*func, names);
     if (!saveInputsDir.empty() &&
-        failed(api::saveInputs(
-            saveInputsDir,
-            ArrayRef<std::string>(gradNames)
-                .drop_front(names.size())
-                .take_front(cotangents.size()),
-            cotangents, error)))
+        failed(api::saveInputs(saveInputsDir,
+                               ArrayRef<std::string>(gradNames)
+                                   .drop_front(names.size())
+                                   .take_front(cotangents.size()),
+                               cotangents, error)))
       return fail(error);
     if (checkGrad) {
       double limit = tolerance.getNumOccurrences()
@@ -373,8 +372,8 @@ int main(int argc, char **argv) {
     };
     if (useReference || check) {
       SmallVector<rt::Tensor> forward;
-      if (failed(api::evaluateWithReference(*forwardFunc, forwardInputs,
-                                            forward)))
+      if (failed(
+              api::evaluateWithReference(*forwardFunc, forwardInputs, forward)))
         return 1;
       appendSaved(referenceInputs, forward);
     }
