@@ -119,9 +119,11 @@ LogicalResult mlir::attn::api::compileSpec(LoadedSpec &spec, StringRef specPath,
     argNames[func.getSymName().str()] = argumentNames(spec.parserState, func);
   std::vector<std::string> funcNames = options.funcNames;
   if (options.grad) {
-    if (failed(addGradients(spec, options.funcNames)))
+    if (failed(
+            addGradients(spec, options.funcNames, options.gradSaveStatistics)))
       return failure();
-    // Each @f_grad takes f's argument names, then dresult0, ...
+    // Each @f_grad takes f's argument names, then dresult0, ..., then
+    // lse0, ... with saved statistics.
     for (auto grad : spec.module->getOps<func::FuncOp>()) {
       auto of = grad->getAttrOfType<FlatSymbolRefAttr>("attn.gradient_of");
       auto func = of ? spec.module->lookupSymbol<func::FuncOp>(of.getAttr())

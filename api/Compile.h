@@ -65,6 +65,9 @@ struct CompileSpecOptions {
   bool remarkSchedule = false;
   /// Also compile @f_grad (--attn-grad) of every compiled function @f.
   bool grad = false;
+  /// With `grad`: --attn-grad=save-statistics=1 (@f also returns the row
+  /// log-sum-exp of its softmax attention, @f_grad takes it).
+  bool gradSaveStatistics = false;
 };
 
 /// Compiles the functions of `spec` (read from `specPath`, which error

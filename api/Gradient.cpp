@@ -21,10 +21,12 @@ using namespace mlir::attn::api;
 namespace rt = ::attn::runtime;
 
 LogicalResult mlir::attn::api::addGradients(LoadedSpec &spec,
-                                           ArrayRef<std::string> funcNames) {
+                                            ArrayRef<std::string> funcNames,
+                                            bool saveStatistics) {
   PassManager pm(spec.module->getContext());
   AttnGradPassOptions options;
   options.funcs.assign(funcNames.begin(), funcNames.end());
+  options.saveStatistics = saveStatistics;
   pm.addPass(createAttnGradPass(options));
   return pm.run(*spec.module);
 }
@@ -41,12 +43,23 @@ FailureOr<func::FuncOp> mlir::attn::api::gradientOf(func::FuncOp func,
   return grad;
 }
 
+unsigned mlir::attn::api::primalResultCount(func::FuncOp func) {
+  unsigned count = 0;
+  while (count < func.getNumResults() &&
+         !func.getResultAttr(count, "attn.saved_statistics"))
+    ++count;
+  return count;
+}
+
 std::vector<std::string>
 mlir::attn::api::gradientArgumentNames(func::FuncOp func,
                                        ArrayRef<std::string> argNames) {
   std::vector<std::string> names(argNames.begin(), argNames.end());
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
+  unsigned primal = primalResultCount(func);
+  for (unsigned i = 0; i < primal; ++i)
     names.push_back("dresult" + std::to_string(i));
+  for (unsigned i = primal; i < func.getNumResults(); ++i)
+    names.push_back("lse" + std::to_string(i - primal));
   return names;
 }
 
@@ -54,7 +67,7 @@ LogicalResult mlir::attn::api::bindCotangents(
     func::FuncOp func, ArrayRef<rt::Tensor> inputs,
     ArrayRef<std::string> files, std::optional<uint64_t> randomSeed,
     std::vector<rt::Tensor> &cotangents, std::string &error) {
-  unsigned numResults = func.getNumResults();
+  unsigned numResults = primalResultCount(func);
   std::string fname = "@" + func.getSymName().str();
   if (!files.empty() && files.size() != numResults) {
     error = "--cotangent given " + std::to_string(files.size()) +

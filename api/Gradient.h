@@ -24,14 +24,24 @@ namespace mlir::attn::api {
 /// Runs --attn-grad on `spec`: every function @f named in `funcNames` (all
 /// when empty) gets @f_grad. Failures are reported as diagnostics at the op
 /// without a rule.
+/// With `saveStatistics` (--attn-grad=save-statistics=1), @f also returns
+/// the row log-sum-exp of its fused softmax attention ops and @f_grad takes
+/// them after the cotangents (docs/training.md, "Saved statistics").
 LogicalResult addGradients(LoadedSpec &spec,
-                           ArrayRef<std::string> funcNames = {});
+                           ArrayRef<std::string> funcNames = {},
+                           bool saveStatistics = false);
+
+/// The number of results of @f that are its own, before the saved
+/// statistics (results marked `attn.saved_statistics`) that
+/// save-statistics appends.
+unsigned primalResultCount(func::FuncOp func);
 
 /// The gradient function --attn-grad made for `func` (@<name>_grad).
 FailureOr<func::FuncOp> gradientOf(func::FuncOp func, std::string &error);
 
 /// The parameter names of @f_grad: f's argument names, then d<name> for
-/// each result of f (dresult0, dresult1, ...).
+/// each result of f (dresult0, dresult1, ...), then lse0, lse1, ... for the
+/// statistics f saves (save-statistics).
 std::vector<std::string> gradientArgumentNames(func::FuncOp func,
                                                ArrayRef<std::string> argNames);
 

@@ -151,6 +151,22 @@ private:
     return success();
   }
 
+  /// attn.dot_product into `out` (and its row log-sum-exp into `lse`).
+  rt::Status dotProduct(DotProductAttentionOp op, rt::Tensor &out,
+                        rt::Tensor *lse) {
+    std::vector<rt::NormStep> steps;
+    for (Attribute attr : op.getNorm()) {
+      auto step = cast<NormStepAttr>(attr);
+      steps.push_back({toRuntime(step.getKind()), toRuntime(step.getAxis()),
+                       step.getEpsValue()});
+    }
+    const rt::Tensor *mask = op.getMask() ? &get(op.getMask()) : nullptr;
+    return rt::dotProductAttention(
+        get(op.getQuery()), get(op.getKey()), get(op.getValue()), mask, steps,
+        op.getScale().convertToDouble(), toRuntime(op.getFeatureMap()),
+        op.getCausal(), out, lse);
+  }
+
   /// `call` for an op with several results, in order.
   template <typename Kernel>
   LogicalResult callResults(Operation *op, Kernel &&kernel) {
@@ -343,10 +359,16 @@ LogicalResult Interpreter::tensorStep(Operation *op) {
   auto notTensors = [](Type type) { return !isa<RankedTensorType>(type); };
   if (auto grad = dyn_cast<AttentionGradOp>(op))
     return callResults(op, [&](MutableArrayRef<rt::Tensor> out) {
-      return rt::attentionGrad(
-          get(grad.getQuery()), get(grad.getKey()), get(grad.getValue()),
-          get(grad.getCotangent()), grad.getScale().convertToDouble(),
-          grad.getCausal(), out[0], out[1], out[2]);
+      return rt::attentionGrad(get(grad.getQuery()), get(grad.getKey()),
+                               get(grad.getValue()), get(grad.getCotangent()),
+                               grad.getScale().convertToDouble(),
+                               grad.getCausal(), out[0], out[1], out[2],
+                               grad.getLse() ? &get(grad.getLse()) : nullptr);
+    });
+  if (auto attention = dyn_cast<DotProductAttentionOp>(op);
+      attention && attention.getLse())
+    return callResults(op, [&](MutableArrayRef<rt::Tensor> out) {
+      return dotProduct(attention, out[0], &out[1]);
     });
   if (auto grad = dyn_cast<DeformableGradOp>(op))
     return callResults(op, [&](MutableArrayRef<rt::Tensor> out) {
@@ -365,18 +387,8 @@ LogicalResult Interpreter::tensorStep(Operation *op) {
   Value result = op->getResult(0);
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](DotProductAttentionOp op) {
-        std::vector<rt::NormStep> steps;
-        for (Attribute attr : op.getNorm()) {
-          auto step = cast<NormStepAttr>(attr);
-          steps.push_back({toRuntime(step.getKind()), toRuntime(step.getAxis()),
-                           step.getEpsValue()});
-        }
-        const rt::Tensor *mask = op.getMask() ? &get(op.getMask()) : nullptr;
         return call(op, result, [&](rt::Tensor &out) {
-          return rt::dotProductAttention(
-              get(op.getQuery()), get(op.getKey()), get(op.getValue()), mask,
-              steps, op.getScale().convertToDouble(),
-              toRuntime(op.getFeatureMap()), op.getCausal(), out);
+          return dotProduct(op, out, nullptr);
         });
       })
       .Case([&](EfficientAttentionOp op) {

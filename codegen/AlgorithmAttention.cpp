@@ -78,6 +78,7 @@ LogicalResult KernelBuilder::lowerDotProduct(Operation *operation) {
   spec.scale = op.getScale().convertToDouble();
   spec.featureMap = op.getFeatureMap();
   spec.causal = op.getCausal();
+  spec.lse = static_cast<bool>(op.getLse());
   return lowerDotProductSpec(op, spec);
 }
 
@@ -238,6 +239,7 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
       {"keys", staticKeys ? *staticKeys : 0}, {"padKeys", padKeys}};
   Func lastNum;
   Expr lastDen; // per-row divisor of the last step when it is over keys
+  Expr lastLse; // its row log-sum-exp when it is a softmax over keys
   bool allKeys = true;
   for (auto [t, step] : llvm::enumerate(spec.steps)) {
     auto [kind, axis, eps] = step;
@@ -295,7 +297,10 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
                             constant(type, 0.0)));
       define(den, sliceVars, constant(type, 0.0));
       update(den, sliceAt, call(den, sliceAt) + call(num, rAt));
-      divisor = softmaxDivisor(call(den, sliceAt));
+      Expr total = call(den, sliceAt);
+      divisor = softmaxDivisor(total);
+      if (overKeys)
+        lastLse = logSumExp(call(max, sliceAt), total);
       stages["max" + suffix] = max;
       stages["den" + suffix] = den;
     } else {
@@ -347,14 +352,20 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   Expr out = call(acc, batch.index({i, e}));
   if (divideLast)
     out = out / lastDen;
-  define(result, batch.vars({i, e}), out);
   stages["acc"] = acc;
   domains["acc"] = rj;
   info["steps"] = static_cast<int64_t>(spec.steps.size());
   // Without a feature map, _query is Q itself and needs no copy.
   info["plainQuery"] = spec.featureMap == FeatureMap::identity;
-  bind(op, allKeys ? Family::RowAttention : Family::MaterializedAttention,
-       {result, batch.shape, type}, stages, domains, info);
+  if (spec.lse && !lastLse.defined())
+    return op->emitError("codegen: the row log-sum-exp needs one softmax "
+                         "over keys");
+  FailureOr<size_t> opAt = bindAttention(
+      op, allKeys ? Family::RowAttention : Family::MaterializedAttention,
+      result, batch, i, e, out, spec.lse ? lastLse : Expr(), stages, domains,
+      info);
+  if (failed(opAt))
+    return failure();
   std::ostringstream form;
   if (!allKeys) {
     form << "materialized scores: a normalization step over queries needs "
@@ -382,8 +393,72 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
       form << "; " << *staticKeys
            << " keys are not whole vectors: score tiles round up";
   }
-  algorithm.ops.back().form = form.str();
+  if (spec.lse)
+    form << "; the row log-sum-exp from the same statistics, in the "
+            "output's tiles";
+  algorithm.ops[*opAt].form = form.str();
   return success();
+}
+
+Expr KernelBuilder::logSumExp(Expr max, Expr total) {
+  Halide::Type type = max.type();
+  // +inf is chosen between bit patterns (as lowerCausalMask's fill): an FP
+  // select of inf carries the no-infs fast-math flag.
+  Halide::Type bits = Halide::UInt(type.bits());
+  Expr inf = constant(type, std::numeric_limits<double>::infinity());
+  // A NaN row keeps a NaN lse (the NaN rule; Halide's log would lose it).
+  return keepNaN(
+      total, Halide::reinterpret(
+                 type, Halide::select(
+                           total == 0, Halide::reinterpret(bits, inf),
+                           Halide::reinterpret(bits, max + Halide::log(total)))));
+}
+
+FailureOr<size_t> KernelBuilder::bindAttention(
+    Operation *op, Family family, Func result, const AttentionLayout &batch,
+    Var i, Var e, Expr out, Expr lse, std::map<std::string, Func> stages,
+    std::map<std::string, RDom> domains, std::map<std::string, int64_t> info) {
+  Halide::Type type = out.type();
+  if (!lse.defined()) {
+    define(result, batch.vars({i, e}), out);
+    bind(op, family, {result, batch.shape, type}, std::move(stages),
+         std::move(domains), std::move(info));
+    return algorithm.ops.size() - 1;
+  }
+  // The output and its row's log-sum-exp as one Tuple Func, computed in the
+  // same tiles from the same statistics (the log-sum-exp depends on the row
+  // only, so it is hoisted out of the columns); the op's two results are
+  // its components.
+  auto reversed = [](std::vector<Var> vars) {
+    return std::vector<Var>(vars.rbegin(), vars.rend());
+  };
+  auto at = [](Index index) {
+    return std::vector<Expr>(index.rbegin(), index.rend());
+  };
+  result(reversed(batch.vars({i, e}))) = Halide::Tuple(out, lse);
+  size_t opAt = algorithm.ops.size();
+  algorithm.ops.push_back(
+      {family, result.name(), TensorFunc{result, batch.shape, type},
+       std::move(stages), std::move(domains), std::move(info)});
+  algorithm.ops.back().loc = op->getLoc();
+  Func output(result.name() + "_result"), rowLse(result.name() + "_lse");
+  output(reversed(batch.vars({i, e}))) = result(at(batch.index({i, e})))[0];
+  TensorFunc outputTensor{output, batch.shape, type};
+  values[op->getResult(0)] = outputTensor;
+  algorithm.ops.push_back(
+      {Family::Elementwise, output.name(), outputTensor, {}, {}, {}});
+  rowLse(reversed(batch.vars({i}))) = result(at(batch.index({i, 0})))[1];
+  std::vector<Expr> rows = batch.lead;
+  rows.push_back(batch.n);
+  FailureOr<std::vector<Expr>> shape =
+      extents(op, cast<RankedTensorType>(op->getResult(1).getType()), rows);
+  if (failed(shape))
+    return failure();
+  TensorFunc lseTensor{rowLse, *shape, type};
+  values[op->getResult(1)] = lseTensor;
+  algorithm.ops.push_back(
+      {Family::Elementwise, rowLse.name(), lseTensor, {}, {}, {}});
+  return opAt;
 }
 
 Expr KernelBuilder::maskHides(const AttentionLayout &batch,
@@ -498,9 +573,11 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
          call(merged, batch.index({i, e})) +
              call(weight, batch.index({rc, i})) *
                  call(splitResults, batch.index({rc, i, e})));
-  define(result, batch.vars({i, e}),
-         call(merged, batch.index({i, e})) /
-             softmaxDivisor(call(rowDen, batch.index({i}))));
+  Expr total = call(rowDen, batch.index({i}));
+  Expr out = call(merged, batch.index({i, e})) / softmaxDivisor(total);
+  // The log-sum-exp of the whole row from the merged max and sum.
+  Expr lse =
+      spec.lse ? logSumExp(call(rowMax, batch.index({i})), total) : Expr();
 
   stages["splitlanes"] = laneMax.lanes;
   stages["splitmax"] = splitMax;
@@ -553,8 +630,11 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
     if (shared)
       info["kvShared" + std::to_string(t)] = 1;
   }
-  bind(op, Family::RowAttention, {result, batch.shape, type}, stages, domains,
-       info);
+  FailureOr<size_t> opAt =
+      bindAttention(op, Family::RowAttention, result, batch, i, e, out, lse,
+                    stages, domains, info);
+  if (failed(opAt))
+    return failure();
   std::ostringstream form;
   auto staticSplits = Halide::Internal::as_const_int(splits);
   auto describeSplits = [&](const char *what) {
@@ -595,7 +675,10 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
   if (spec.causal)
     form << "; causal: the splits after a query block's last row are "
             "skipped";
-  algorithm.ops.back().form = form.str();
+  if (spec.lse)
+    form << "; the row log-sum-exp from the merged max and sum, in the "
+            "output's tiles";
+  algorithm.ops[*opAt].form = form.str();
   return success();
 }
 
@@ -681,30 +764,71 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
                  call(valueT, batch.index({re, j})));
   define(dp, batch.vars({i, j}), call(dpAcc, batch.index({i, j})));
   Index rowAt = batch.index({i});
-  define(max, batch.vars({i}), lowest(type));
-  LaneMax laneMax = defineLaneMax(
-      max, batch.vars({i}), rowAt, 0, m,
-      [&](Expr key) {
-        return call(scores, batch.index({i, Halide::min(key, m - 1)}));
-      },
-      [&](Expr key) { return key < m && visible(i, key); },
-      {name + "_maxlanes", name + "_rg", name + "_rl"}, type);
-  define(num, batch.vars({i, j}),
-         Halide::select(visible(i, j),
-                        softmaxExp(call(scores, batch.index({i, j})) -
-                                   call(max, rowAt)),
-                        constant(type, 0.0)));
   RDom rs(0, m, name + "_rs"), rt(0, m, name + "_rt");
-  define(den, batch.vars({i}), constant(type, 0.0));
-  update(den, rowAt, call(den, rowAt) + call(num, batch.index({i, rs})));
+  LaneMax laneMax;
+  Expr inverse, lse;
+  if (Value saved = op.getLse()) {
+    // The forward's row log-sum-exp: P = exp(S - lse) directly, no max or
+    // exp sum. An empty row's +inf becomes the largest float (chosen
+    // between bit patterns: an FP select of inf is poison under the no-infs
+    // flags), whose exponentials are 0 in both passes.
+    const TensorFunc &savedLse = get(saved);
+    for (size_t t = 0; t < batch.lead.size(); ++t)
+      requireEqual(savedLse.shape[t], batch.lead[t],
+                   name + " leading dim " + std::to_string(t) + " of lse");
+    requireEqual(savedLse.shape.back(), n, name + " rows of lse");
+    Index lseAt = toExprs(batch.batchVars);
+    lseAt.push_back(i);
+    Expr value = savedLse(lseAt);
+    Halide::Type bits = Halide::UInt(type.bits());
+    Expr largest = type.bits() == 64
+                       ? constant(type, std::numeric_limits<double>::max())
+                       : constant(type, std::numeric_limits<float>::max());
+    Func rowLse(name + "_savedlse");
+    define(rowLse, batch.vars({i}),
+           Halide::reinterpret(
+               type, Halide::select(Halide::is_inf(value),
+                                    Halide::reinterpret(bits, largest),
+                                    Halide::reinterpret(bits, value))));
+    lse = call(rowLse, rowAt);
+    define(num, batch.vars({i, j}),
+           Halide::select(
+               visible(i, j),
+               softmaxExp(keepNaN(call(scores, batch.index({i, j})) - lse,
+                                  Halide::min(call(scores, batch.index({i, j})) -
+                                                  lse,
+                                              constant(type, 0.0)))),
+               constant(type, 0.0)));
+    inverse = constant(type, 1.0);
+  } else {
+    define(max, batch.vars({i}), lowest(type));
+    laneMax = defineLaneMax(
+        max, batch.vars({i}), rowAt, 0, m,
+        [&](Expr key) {
+          return call(scores, batch.index({i, Halide::min(key, m - 1)}));
+        },
+        [&](Expr key) { return key < m && visible(i, key); },
+        {name + "_maxlanes", name + "_rg", name + "_rl"}, type);
+    define(num, batch.vars({i, j}),
+           Halide::select(
+               visible(i, j),
+               softmaxExp(call(scores, batch.index({i, j})) - call(max, rowAt)),
+               constant(type, 0.0)));
+    define(den, batch.vars({i}), constant(type, 0.0));
+    update(den, rowAt, call(den, rowAt) + call(num, batch.index({i, rs})));
+    // Only a row whose visible scores are all -inf sums to 0: its P is 0
+    // (the softmax rule, docs/reliability.md), and so are its dS and D.
+    Expr rowSum = softmaxDivisor(call(den, rowAt));
+    inverse = constant(type, 1.0) / rowSum;
+    // Halide's log turns NaN into a number; a NaN row keeps a NaN lse, so
+    // the key pass's P of the row is NaN too. An all -inf row has the
+    // lowest max and log 1: exp(-inf - lse) is 0.
+    lse = keepNaN(rowSum, call(max, rowAt) + Halide::log(rowSum));
+  }
   define(rowDot, batch.vars({i}), constant(type, 0.0));
   update(rowDot, rowAt,
-         call(rowDot, rowAt) + call(num, batch.index({i, rt})) *
-                                   call(dp, batch.index({i, rt})));
-  // Only a row whose visible scores are all -inf sums to 0: its P is 0
-  // (the softmax rule, docs/reliability.md), and so are its dS and D.
-  Expr rowSum = softmaxDivisor(call(den, rowAt));
-  Expr inverse = constant(type, 1.0) / rowSum;
+         call(rowDot, rowAt) +
+             call(num, batch.index({i, rt})) * call(dp, batch.index({i, rt})));
   Expr delta = call(rowDot, rowAt) * inverse;
   // dS once per score (computed per chunk of keys), not once per register
   // tile of dQ that reads it.
@@ -717,10 +841,6 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   update(dqAcc, batch.index({i, x}),
          call(dqAcc, batch.index({i, x})) +
              call(dS, batch.index({i, rj})) * batch.operand(k, {rj, x}));
-  // Halide's log turns NaN into a number; a NaN row keeps a NaN lse, so
-  // the key pass's P of the row is NaN too. An all -inf row has the lowest
-  // max and log 1: exp(-inf - lse) is 0.
-  Expr lse = keepNaN(rowSum, call(max, rowAt) + Halide::log(rowSum));
   define(rows, batch.vars({i, x}),
          Halide::select(x < dk,
                         call(dqAcc, batch.index({i, Halide::min(x, dk - 1)})) *
@@ -730,15 +850,19 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   rowsShape.push_back(n);
   rowsShape.push_back(Halide::Internal::simplify(dk + 2));
   std::map<std::string, Func> rowStages = {
-      {"keyT", keyT}, {"valueT", valueT},           {"dot", dot},
-      {"scores", scores}, {"dpacc", dpAcc},         {"dp", dp},
-      {"maxlanes", laneMax.lanes}, {"max", max},    {"num", num},
-      {"den", den}, {"rowdot", rowDot},              {"ds", dS},
-      {"dqacc", dqAcc}};
+      {"keyT", keyT},   {"valueT", valueT}, {"dot", dot}, {"scores", scores},
+      {"dpacc", dpAcc}, {"dp", dp},         {"num", num}, {"rowdot", rowDot},
+      {"ds", dS},       {"dqacc", dqAcc}};
   std::map<std::string, RDom> rowDomains = {
-      {"dot", rd},           {"dpacc", re}, {"rg", laneMax.groups},
-      {"rl", laneMax.lanesR}, {"den", rs},  {"rowdot", rt},
-      {"dqacc", rj}};
+      {"dot", rd}, {"dpacc", re}, {"rowdot", rt}, {"dqacc", rj}};
+  if (!op.getLse()) { // the row statistics, else saved by the forward
+    rowStages["maxlanes"] = laneMax.lanes;
+    rowStages["max"] = max;
+    rowStages["den"] = den;
+    rowDomains["rg"] = laneMax.groups;
+    rowDomains["rl"] = laneMax.lanesR;
+    rowDomains["den"] = rs;
+  }
   auto staticKeys = Halide::Internal::as_const_int(m);
   size_t rowPass = algorithm.ops.size();
   std::map<std::string, int64_t> rowInfo = {
@@ -769,10 +893,16 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   // size that the tile's unrolled product cannot compute (f64, n below a
   // tile). The exponent of a visible entry is <= 0 (the row's log-sum-exp
   // bounds its scores); capping it keeps a hidden one finite.
+  // keepNaN where visible: the cap would turn a NaN row's exponent into 0
+  // (x86's min returns its second operand for a NaN first); a hidden entry
+  // keeps the capped, finite exponent, so its factor 0 gives exactly 0.
+  // The call is in both arms of the select, so its bounds stay the tile's.
+  Expr exponentT =
+      call(dotT, batch.index({j, i})) * scale - call(rowLse, batch.index({i}));
+  Expr cappedT = Halide::min(exponentT, constant(type, 0.0));
   define(pT, batch.vars({j, i}),
-         softmaxExp(Halide::min(call(dotT, batch.index({j, i})) * scale -
-                                    call(rowLse, batch.index({i})),
-                                constant(type, 0.0))) *
+         softmaxExp(Halide::select(visible(i, j), keepNaN(exponentT, cappedT),
+                                   cappedT)) *
              Halide::select(visible(i, j), constant(type, 1.0),
                             constant(type, 0.0)));
   define(dpTAcc, batch.vars({j, i}), constant(type, 0.0));
@@ -841,9 +971,11 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   std::string hidden =
       causal ? "; causal: hidden entries are computed and masked" : "";
   algorithm.ops[rowPass].form =
-      "fused softmax backward, row pass (scores, dP and dQ over every key "
-      "of a query block; the row log-sum-exp and D = rowsum(P dP))" +
-      hidden;
+      std::string("fused softmax backward, row pass (scores, dP and dQ over "
+                  "every key of a query block; ") +
+      (op.getLse() ? "P from the saved row log-sum-exp, "
+                   : "the row log-sum-exp, ") +
+      "D = rowsum(P dP))" + hidden;
   algorithm.ops[rowPass + 1].form =
       "fused softmax backward, key pass (P from the row log-sum-exp and dP "
       "per chunk of queries, then dK and dV in one accumulator)" +

@@ -291,8 +291,24 @@ private:
     double scale = 1.0;
     FeatureMap featureMap = FeatureMap::identity;
     bool causal = false;
+    /// The op's second result is the row log-sum-exp (`with_lse`).
+    bool lse = false;
   };
   LogicalResult lowerDotProductSpec(Operation *op, const DotProductSpec &spec);
+  /// Defines the attention's `result` Func over (batch..., i, e) as `out`
+  /// and binds the op; with `lse` defined (a row's log-sum-exp over (i)),
+  /// `result` is the Tuple (out, lse) and the op's two results its
+  /// components (Elementwise slices). Returns the op's index in
+  /// algorithm.ops.
+  FailureOr<size_t> bindAttention(Operation *op, Family family, Func result,
+                                  const AttentionLayout &batch, Var i, Var e,
+                                  Expr out, Expr lse,
+                                  std::map<std::string, Func> stages,
+                                  std::map<std::string, RDom> domains,
+                                  std::map<std::string, int64_t> info);
+  /// max + log(total), +inf where total is 0 (a row with nothing visible,
+  /// so exp(S - lse) is 0 there).
+  static Expr logSumExp(Expr max, Expr total);
   /// True where the additive mask of `spec` is -inf at (row, col). Tested on
   /// the mask itself, not on the scores: scores + (-inf) is an add under
   /// the no-infs fast-math flags, whose is_inf LLVM may fold to false.

@@ -143,13 +143,17 @@ void mlir::attn::codegen::scheduleAttentionGradRows(OpStages &op,
                       op.domains.at("dot").x, block, m, n, vector, p);
   scheduleProductTile(op.stages.at("dp"), op.stages.at("dpacc"),
                       op.domains.at("dpacc").x, block, m, n, vector, p);
-  scheduleRowMax(op.stages.at("maxlanes"), op.stages.at("max"),
-                 op.domains.at("rl"), block, vector);
+  // The row max and exp sum, unless the forward saved the log-sum-exp.
+  bool savedLse = !op.stages.count("max");
+  if (!savedLse)
+    scheduleRowMax(op.stages.at("maxlanes"), op.stages.at("max"),
+                   op.domains.at("rl"), block, vector);
   Func num = op.stages.at("num");
   num.compute_at(block).vectorize(num.args()[0], vector,
                                   TailStrategy::GuardWithIf);
-  scheduleRowStatistic(op.stages.at("den"), op.domains.at("den"), out, task,
-                       vector);
+  if (!savedLse)
+    scheduleRowStatistic(op.stages.at("den"), op.domains.at("den"), out, task,
+                         vector);
   scheduleRowStatistic(op.stages.at("rowdot"), op.domains.at("rowdot"), out,
                        task, vector);
   RVar keyChunk = scheduleChunkedAccumulator(

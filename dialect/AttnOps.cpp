@@ -154,7 +154,6 @@ static bool areCompatibleTensorTypes(TypeRange lhs, TypeRange rhs) {
   bool OpTy::isCompatibleReturnTypes(TypeRange lhs, TypeRange rhs) {           \
     return areCompatibleTensorTypes(lhs, rhs);                                 \
   }
-ATTN_COMPATIBLE_RETURN_TYPES(DotProductAttentionOp)
 ATTN_COMPATIBLE_RETURN_TYPES(EfficientAttentionOp)
 ATTN_COMPATIBLE_RETURN_TYPES(ExternalAttentionOp)
 ATTN_COMPATIBLE_RETURN_TYPES(DeformableAttentionOp)
@@ -202,12 +201,6 @@ static std::optional<ArrayRef<int64_t>> optionalShapeOf(Value value) {
 #define ATTN_INFER_RETURN_TYPES(OpTy, ...)                                     \
   ATTN_INFER_RETURN_TYPES_TYPED_BY(OpTy, operands, __VA_ARGS__)
 
-ATTN_INFER_RETURN_TYPES(DotProductAttentionOp,
-                        inferAttentionShape(shapeOf(adaptor.getQuery()),
-                                            shapeOf(adaptor.getKey()),
-                                            shapeOf(adaptor.getValue()),
-                                            optionalShapeOf(adaptor.getMask()),
-                                            AttentionOperandNames(), emitError))
 ATTN_INFER_RETURN_TYPES(EfficientAttentionOp,
                         inferAttentionShape(shapeOf(adaptor.getQuery()),
                                             shapeOf(adaptor.getKey()),
@@ -310,6 +303,70 @@ static bool areCompatibleResultTypes(TypeRange lhs, TypeRange rhs) {
   return true;
 }
 
+Type mlir::attn::rowStatisticsElementType(Type operandElement) {
+  if (operandElement.isF64())
+    return operandElement;
+  return Float32Type::get(operandElement.getContext());
+}
+
+bool mlir::attn::isSoftmaxOverKeys(ArrayAttr norm) {
+  SmallVector<NormStepAttr> steps;
+  for (Attribute attr : norm)
+    if (auto step = dyn_cast<NormStepAttr>(attr);
+        step && step.getKind() != NormKind::none)
+      steps.push_back(step);
+  return steps.size() == 1 && steps[0].getKind() == NormKind::softmax &&
+         steps[0].getAxis() == NormAxis::keys;
+}
+
+/// attn.dot_product: the result, then with `with_lse` the row log-sum-exp
+/// (the result's shape without its last dim, in the accumulator's type).
+LogicalResult DotProductAttentionOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  ShapeErrorAt emitError{location};
+  if (failed(inferResult(
+          operands, emitError,
+          [&]() {
+            return inferAttentionShape(
+                shapeOf(adaptor.getQuery()), shapeOf(adaptor.getKey()),
+                shapeOf(adaptor.getValue()), optionalShapeOf(adaptor.getMask()),
+                AttentionOperandNames(), emitError);
+          },
+          inferred)))
+    return failure();
+  if (!adaptor.getWithLse())
+    return success();
+  if (!isSoftmaxOverKeys(adaptor.getNorm())) {
+    emitError() << "'with_lse' needs a norm list of one softmax over keys "
+                   "(besides `none` steps): the log-sum-exp is that "
+                   "softmax's row statistic";
+    return failure();
+  }
+  auto result = cast<RankedTensorType>(inferred.front());
+  inferred.push_back(
+      RankedTensorType::get(inferRowStatisticsShape(result.getShape()),
+                            rowStatisticsElementType(result.getElementType())));
+  return success();
+}
+
+/// The result as for the other attention ops; the log-sum-exp has exactly
+/// the accumulator's element type (it is not rounded to a storage type).
+bool DotProductAttentionOp::isCompatibleReturnTypes(TypeRange lhs,
+                                                    TypeRange rhs) {
+  if (lhs.size() != rhs.size() || lhs.empty() || lhs.size() > 2 ||
+      !areCompatibleTensorTypes(lhs.take_front(), rhs.take_front()))
+    return false;
+  if (lhs.size() == 1)
+    return true;
+  auto l = dyn_cast<RankedTensorType>(lhs[1]);
+  auto r = dyn_cast<RankedTensorType>(rhs[1]);
+  return l && r && l.getElementType() == r.getElementType() &&
+         areCompatibleShapes(l.getShape(), r.getShape());
+}
+
 /// attn.attention_grad has three results, one per attention operand.
 LogicalResult AttentionGradOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> location, ValueRange operands,
@@ -317,13 +374,14 @@ LogicalResult AttentionGradOp::inferReturnTypes(
     RegionRange regions, SmallVectorImpl<Type> &inferred) {
   Adaptor adaptor(operands, attributes, properties, regions);
   ShapeErrorAt emitError{location};
+  // The saved statistics have their own element type (verify()).
   return inferResults(
-      operands, emitError,
+      operands.take_front(4), emitError,
       [&]() {
         return inferAttentionGradShapes(
             shapeOf(adaptor.getQuery()), shapeOf(adaptor.getKey()),
             shapeOf(adaptor.getValue()), shapeOf(adaptor.getCotangent()),
-            emitError);
+            optionalShapeOf(adaptor.getLse()), emitError);
       },
       inferred);
 }
@@ -371,6 +429,15 @@ LogicalResult AttentionGradOp::verify() {
   if (!std::isfinite(getScale().convertToDouble()))
     return emitOpError("scale must be finite, got ")
            << getScale().convertToDouble();
+  if (Value lse = getLse()) {
+    Type expected =
+        rowStatisticsElementType(getQuery().getType().getElementType());
+    Type element = cast<RankedTensorType>(lse.getType()).getElementType();
+    if (element != expected)
+      return emitOpError("lse must have the accumulator's element type ")
+             << expected << " (f64 for f64 operands, else f32), got "
+             << element;
+  }
   return success();
 }
 

@@ -24,6 +24,15 @@ namespace mlir::attn {
 /// computes in f32 (docs/precision.md, --attn-widen-to-f32).
 bool isReducedPrecisionTensor(Type type);
 
+/// The element type of softmax row statistics (attn.dot_product's `with_lse`
+/// result, attn.attention_grad's `lse`) for operands of `operandElement`:
+/// the accumulator's, f64 for f64 and f32 for f32, bf16 and f16.
+Type rowStatisticsElementType(Type operandElement);
+
+/// Whether a norm list is one softmax over keys besides `none` steps (the
+/// attention whose row log-sum-exp `with_lse` returns).
+bool isSoftmaxOverKeys(ArrayAttr norm);
+
 } // namespace mlir::attn
 
 #endif // ATTN_DIALECT_ATTNOPS_H

@@ -56,6 +56,17 @@ def Attn_DotProductAttentionOp : Attn_InferredShapeOp<"dot_product"> {
     value row still enters as 0 * v (NaN for a NaN or infinite v). Softmax
     steps follow the dialect's rule for NaN and Inf.
 
+    `with_lse` adds a second result, the row log-sum-exp of the scores
+    S = scale * phi(Q) phi(K)^T + mask, lse_i = log sum_j exp(S_ij) over the
+    visible keys (computed as max + log(sum exp(S - max)) from the softmax's
+    own row statistics), so that P = exp(S - lse). It needs the norm list to
+    be one softmax over keys (besides `none` steps). Its shape is the
+    result's without the last dim, (..., n); its element type is the
+    accumulator's: f64 for f64 operands, else f32 (docs/precision.md). A
+    row with no visible key gets +inf, so exp(S - lse) is 0 there as its
+    output row is. `--attn-grad=save-statistics=1` makes the forward return
+    it and the gradient's `attn.attention_grad` take it.
+
     ```mlir
     // Standard scaled dot-product attention.
     %o = attn.dot_product %q, %k, %v norm [softmax over keys] scale 0.125
@@ -68,6 +79,11 @@ def Attn_DotProductAttentionOp : Attn_InferredShapeOp<"dot_product"> {
     // EANet double normalization.
     %o = attn.dot_product %x, %mk, %mv
         norm [softmax over queries, sum over keys eps 1.000000e-09] : ...
+    // Softmax attention that also returns its row log-sum-exp.
+    %o, %lse = attn.dot_product %q, %k, %v norm [softmax over keys]
+        scale 0.125 with_lse
+        : tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32>
+        -> tensor<8x128x64xf32>, tensor<8x128xf32>
     ```
   }];
   let arguments = (ins
@@ -78,14 +94,19 @@ def Attn_DotProductAttentionOp : Attn_InferredShapeOp<"dot_product"> {
     Attn_NormListAttr:$norm,
     DefaultValuedAttr<F64Attr, "1.0">:$scale,
     DefaultValuedAttr<Attn_FeatureMap, "::mlir::attn::FeatureMap::identity">:$feature_map,
-    UnitAttr:$causal
+    UnitAttr:$causal,
+    UnitAttr:$with_lse
   );
-  let results = (outs Attn_FloatTensor:$result);
+  let results = (outs
+    Attn_FloatTensor:$result,
+    Optional<Attn_FloatTensor>:$lse
+  );
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` $mask^)? `norm` custom<NormList>($norm)
     (`scale` $scale^)? (`feature_map` $feature_map^)? (`causal` $causal^)?
+    (`with_lse` $with_lse^)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
-    (`,` type($mask)^)? `->` type($result)
+    (`,` type($mask)^)? `->` type($result) (`,` type($lse)^)?
   }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
@@ -606,10 +627,22 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
     ever stored (docs/training.md). `--attn-grad` emits this op for softmax
     attention without a mask.
 
+    The optional `lse` operand is the row log-sum-exp that the forward
+    `attn.dot_product ... with_lse` returned, shape (..., n) over the
+    broadcast leading dims, f32 (f64 for f64 operands): the row pass then
+    takes P = exp(S - lse) from it instead of reducing the row max and exp
+    sum again (it still computes D and dQ).
+    `--attn-grad=save-statistics=1` passes it.
+
     ```mlir
     %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %do scale 0.125
         : tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32>,
           tensor<8x128x64xf32>
+        -> tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32>
+    // With the forward's saved row log-sum-exp.
+    %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %do lse %lse scale 0.125
+        : tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32>,
+          tensor<8x128x64xf32>, tensor<8x128xf32>
         -> tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32>
     ```
   }];
@@ -618,6 +651,7 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
     Attn_FloatTensor:$key,
     Attn_FloatTensor:$value,
     Attn_FloatTensor:$cotangent,
+    Optional<Attn_FloatTensor>:$lse,
     DefaultValuedAttr<F64Attr, "1.0">:$scale,
     UnitAttr:$causal
   );
@@ -627,10 +661,10 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
     Attn_FloatTensor:$dvalue
   );
   let assemblyFormat = [{
-    $query `,` $key `,` $value `,` $cotangent (`scale` $scale^)?
-    (`causal` $causal^)? attr-dict `:` type($query) `,` type($key) `,`
-    type($value) `,` type($cotangent) `->` type($dquery) `,` type($dkey) `,`
-    type($dvalue)
+    $query `,` $key `,` $value `,` $cotangent (`lse` $lse^)?
+    (`scale` $scale^)? (`causal` $causal^)? attr-dict `:` type($query) `,`
+    type($key) `,` type($value) `,` type($cotangent) (`,` type($lse)^)? `->`
+    type($dquery) `,` type($dkey) `,` type($dvalue)
   }];
   let extraClassDeclaration = [{
     static bool isCompatibleReturnTypes(::mlir::TypeRange inferred,

@@ -406,9 +406,14 @@ FailureOr<Shape> mlir::attn::inferUnbroadcastShape(ArrayRef<int64_t> input,
   return Shape(like);
 }
 
+Shape mlir::attn::inferRowStatisticsShape(ArrayRef<int64_t> result) {
+  return Shape(result.begin(), result.end() - (result.empty() ? 0 : 1));
+}
+
 FailureOr<SmallVector<Shape, 3>> mlir::attn::inferAttentionGradShapes(
     ArrayRef<int64_t> query, ArrayRef<int64_t> key, ArrayRef<int64_t> value,
-    ArrayRef<int64_t> cotangent, EmitShapeError emitError) {
+    ArrayRef<int64_t> cotangent, std::optional<ArrayRef<int64_t>> lse,
+    EmitShapeError emitError) {
   FailureOr<Shape> output = inferAttentionShape(
       query, key, value, std::nullopt, AttentionOperandNames(), emitError);
   if (failed(output))
@@ -416,6 +421,13 @@ FailureOr<SmallVector<Shape, 3>> mlir::attn::inferAttentionGradShapes(
   if (!areCompatibleShapes(cotangent, *output)) {
     emitError() << "cotangent must have the attention's result shape "
                 << formatShape(*output) << ", got " << formatShape(cotangent);
+    return failure();
+  }
+  if (lse && !areCompatibleShapes(*lse, inferRowStatisticsShape(*output))) {
+    emitError() << "lse must have one value per row of the attention's "
+                << "result, shape "
+                << formatShape(inferRowStatisticsShape(*output)) << ", got "
+                << formatShape(*lse);
     return failure();
   }
   Shape lead(output->begin(), output->end() - 2);

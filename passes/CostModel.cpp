@@ -124,6 +124,11 @@ static OpCost dotProductCost(DotProductAttentionOp op) {
   uint64_t elementwiseFlops =
       saturatingAdd(saturatingMul(scores, perScore), mapped);
   uint64_t output = numElements(op.getResult());
+  // with_lse: max + log(sum) per row, written as a float per row.
+  if (Value lse = op.getLse()) {
+    elementwiseFlops = saturatingAdd(elementwiseFlops, 2 * numElements(lse));
+    output = saturatingAdd(output, numElements(lse));
+  }
   return contraction(macs, elementwiseFlops, saturatingAdd(scores, output));
 }
 
@@ -139,8 +144,11 @@ static OpCost attentionGradCost(AttentionGradOp op) {
            dv = v.back();
   uint64_t scores = saturatingMul(batch, saturatingMul(n, m));
   uint64_t macs = saturatingMul(scores, 4 * dk + 3 * dv);
-  // Per score and pass: scale, exp of S - lse, dP - D, times P.
+  // Per score and pass: scale, exp of S - lse, dP - D, times P. With a
+  // saved lse (the forward's), the row pass takes no row max and exp sum.
   uint64_t perScore = 2 * (normFlopsPerElement(NormKind::softmax) + 3);
+  if (op.getLse())
+    perScore -= 2;
   uint64_t floats = saturatingAdd(
       numElements(op.getDquery()),
       saturatingAdd(numElements(op.getDkey()), numElements(op.getDvalue())));

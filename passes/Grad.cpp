@@ -15,6 +15,7 @@
 
 #include "dialect/AttnDialect.h"
 #include "dialect/AttnOps.h"
+#include "dialect/AttnShapes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -35,6 +36,7 @@ namespace {
 
 constexpr StringLiteral kNoGrad = "attn.no_grad";
 constexpr StringLiteral kGradientOf = "attn.gradient_of";
+constexpr StringLiteral kSavedStatistics = "attn.saved_statistics";
 
 /// E = rho_q(Q) (rho_k(K)^T V) in primitive ops, the context first (so the
 /// gradient stays linear in n). Scaling: Q (K^T V) / n, the count over the
@@ -144,6 +146,10 @@ public:
 
   Value adjointOf(Value value) const { return adjoints.lookup(value); }
 
+  /// The saved row log-sum-exp that `op`'s attn.attention_grad takes
+  /// (save-statistics).
+  void saveStatistics(Operation *op, Value lse) { savedLse[op] = lse; }
+
   /// Emits the adjoint rule of `op` given its result's adjoint.
   LogicalResult differentiate(Operation *op);
 
@@ -186,6 +192,7 @@ private:
 
   OpBuilder &b;
   llvm::DenseMap<Value, Value> adjoints;
+  llvm::DenseMap<Operation *, Value> savedLse;
 };
 
 Value Differentiator::zerosLike(Location loc, Value like) {
@@ -334,8 +341,9 @@ void Differentiator::softmaxAttention(DotProductAttentionOp op, Value g) {
   Location loc = op.getLoc();
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   Value phiQ = mapped(op, q), phiK = mapped(op, k);
-  auto grad = AttentionGradOp::create(b, loc, phiQ, phiK, v, g, op.getScale(),
-                                      op.getCausal());
+  auto grad =
+      AttentionGradOp::create(b, loc, phiQ, phiK, v, g, savedLse.lookup(op),
+                              op.getScale(), op.getCausal());
   // phi' is elementwise in the operand, so the sums over broadcast dims go
   // first (feature_map_grad takes operands of one shape).
   accumulate(q, throughMap(op, q, unbroadcast(loc, grad.getDquery(), q)));
@@ -436,9 +444,15 @@ void Differentiator::pad(tensor::PadOp op, Value g) {
 }
 
 LogicalResult Differentiator::differentiate(Operation *op) {
-  if (op->getNumResults() != 1)
+  if (auto attention = dyn_cast<DotProductAttentionOp>(op)) {
+    if (Value lse = attention.getLse(); lse && adjointOf(lse))
+      return op->emitError("--attn-grad does not differentiate the row "
+                           "log-sum-exp of attn.dot_product (`with_lse`): "
+                           "it reaches a result of the function");
+  } else if (op->getNumResults() != 1) {
     return op->emitError("--attn-grad has no adjoint rule for '")
            << op->getName() << "'";
+  }
   Value g = adjointOf(op->getResult(0));
   if (!g)
     return success(); // the result does not reach any output
@@ -588,9 +602,57 @@ bool isFloatTensor(Type type) {
   return tensor && isa<FloatType>(tensor.getElementType());
 }
 
-/// Adds @f_grad next to `f`.
+/// The attention ops of `f`'s body whose gradient is one
+/// attn.attention_grad, in order: those whose row statistics
+/// save-statistics saves.
+SmallVector<DotProductAttentionOp> fusedSoftmaxOps(func::FuncOp f) {
+  SmallVector<DotProductAttentionOp> ops;
+  for (auto op : f.getBody().front().getOps<DotProductAttentionOp>())
+    if (hasFusedSoftmaxGradient(op))
+      ops.push_back(op);
+  return ops;
+}
+
+/// `op` with the `with_lse` result (the op itself if it has it), its other
+/// result's uses moved to the new op.
+DotProductAttentionOp withLse(DotProductAttentionOp op) {
+  if (op.getLse())
+    return op;
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  Type lseType = RankedTensorType::get(
+      inferRowStatisticsShape(resultType.getShape()),
+      rowStatisticsElementType(op.getQuery().getType().getElementType()));
+  OpBuilder b(op);
+  SmallVector<NamedAttribute> attrs(op->getAttrs());
+  attrs.push_back(b.getNamedAttr(op.getWithLseAttrName(), b.getUnitAttr()));
+  auto saving = DotProductAttentionOp::create(
+      b, op.getLoc(), {resultType, lseType}, op->getOperands(), attrs);
+  op.getResult().replaceAllUsesWith(saving.getResult());
+  op.erase();
+  return saving;
+}
+
+/// `op` without the `with_lse` result when nothing reads it (the gradient's
+/// copy of the forward lowers and differentiates the plain op).
+void dropUnusedLse(DotProductAttentionOp op) {
+  if (!op.getLse() || !op.getLse().use_empty())
+    return;
+  OpBuilder b(op);
+  SmallVector<NamedAttribute> attrs;
+  for (NamedAttribute attr : op->getAttrs())
+    if (attr.getName() != op.getWithLseAttrName())
+      attrs.push_back(attr);
+  auto plain = DotProductAttentionOp::create(
+      b, op.getLoc(), TypeRange{op.getResult().getType()}, op->getOperands(),
+      attrs);
+  op.getResult().replaceAllUsesWith(plain.getResult());
+  op.erase();
+}
+
+/// Adds @f_grad next to `f`; with `saveStatistics`, f also returns the row
+/// log-sum-exp of its fused softmax attention ops and @f_grad takes them.
 LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
-                            bool primitiveDeformable) {
+                            bool primitiveDeformable, bool saveStatistics) {
   std::string name = (f.getSymName() + "_grad").str();
   if (symbols.lookup(name))
     return f.emitError("--attn-grad: @")
@@ -615,6 +677,21 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
   grad.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
   grad->setAttr(kGradientOf, FlatSymbolRefAttr::get(f.getSymNameAttr()));
   symbols.insert(grad, std::next(Block::iterator(f)));
+
+  // save-statistics: the clone's fused softmax ops, paired in order with
+  // f's (the clone is f's copy, so both lists match), take the saved
+  // log-sum-exp; f returns it.
+  SmallVector<DotProductAttentionOp> savingOps, cloneOps;
+  if (saveStatistics) {
+    savingOps = fusedSoftmaxOps(f);
+    cloneOps = fusedSoftmaxOps(grad);
+    for (DotProductAttentionOp &op : savingOps)
+      op = withLse(op);
+  }
+  for (auto op : llvm::make_early_inc_range(
+           grad.getBody().getOps<DotProductAttentionOp>()))
+    if (!llvm::is_contained(cloneOps, op))
+      dropUnusedLse(op);
 
   // bf16 and f16 ops compute in f32 (the adjoints too); the arith.extf and
   // arith.truncf at the boundaries round the gradients to their types.
@@ -644,6 +721,12 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
     inputs.push_back(result.getType());
     differentiator.accumulate(result, cotangent);
   }
+  // The saved statistics follow the cotangents (the ABI, docs/training.md).
+  for (auto [saving, op] : llvm::zip_equal(savingOps, cloneOps)) {
+    Type type = saving.getLse().getType();
+    differentiator.saveStatistics(op, body.addArgument(type, f.getLoc()));
+    inputs.push_back(type);
+  }
   SmallVector<Operation *> forward;
   for (Operation &op : body.without_terminator())
     forward.push_back(&op);
@@ -669,6 +752,25 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
   func::ReturnOp::create(b, ret.getLoc(), gradients);
   ret.erase();
   grad.setFunctionType(FunctionType::get(context, inputs, results));
+  unsigned firstSaved = inputs.size() - savingOps.size();
+  for (unsigned i = firstSaved; i < inputs.size(); ++i)
+    grad.setArgAttr(i, kSavedStatistics, UnitAttr::get(context));
+
+  // f returns the saved statistics after its own results.
+  if (!savingOps.empty()) {
+    auto forwardReturn =
+        cast<func::ReturnOp>(f.getBody().front().getTerminator());
+    unsigned firstLse = forwardReturn.getNumOperands();
+    SmallVector<Type> forwardResults(f.getFunctionType().getResults());
+    for (DotProductAttentionOp op : savingOps) {
+      forwardReturn.getOperandsMutable().append(op.getLse());
+      forwardResults.push_back(op.getLse().getType());
+    }
+    f.setFunctionType(FunctionType::get(
+        context, f.getFunctionType().getInputs(), forwardResults));
+    for (unsigned i = firstLse; i < forwardResults.size(); ++i)
+      f.setResultAttr(i, kSavedStatistics, UnitAttr::get(context));
+  }
 
   // The forward ops whose values no adjoint reads are dead.
   SmallVector<Operation *> ops;
@@ -699,7 +801,8 @@ struct AttnGradPass : mlir::attn::impl::AttnGradPassBase<AttnGradPass> {
         return signalPassFailure();
       }
     for (func::FuncOp f : funcs)
-      if (failed(buildGradient(f, symbols, primitiveDeformable)))
+      if (failed(
+              buildGradient(f, symbols, primitiveDeformable, saveStatistics)))
         return signalPassFailure();
   }
 };

@@ -117,6 +117,10 @@ struct LowerDotProduct : OpRewritePattern<DotProductAttentionOp> {
                                 PatternRewriter &rewriter) const override {
     if (std::string blocker = reducedPrecisionBlocker(op); !blocker.empty())
       return rewriter.notifyMatchFailure(op, blocker);
+    if (op.getLse())
+      return rewriter.notifyMatchFailure(
+          op, "it returns its row log-sum-exp (`with_lse`), which the "
+              "primitive form does not compute");
     AttentionSpec spec;
     spec.query = op.getQuery();
     spec.key = op.getKey();
@@ -130,7 +134,7 @@ struct LowerDotProduct : OpRewritePattern<DotProductAttentionOp> {
     if (!whyNot.empty())
       return rewriter.notifyMatchFailure(op, whyNot);
     rewriter.replaceOp(op, buildLowered(rewriter, op.getLoc(), spec,
-                                        op.getType()));
+                                        op.getResult().getType()));
     return success();
   }
 };

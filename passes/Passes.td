@@ -219,6 +219,17 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
     rule
     (`scf.if` from --attn-reassociate, `attn.bilinear_gather` with dynamic
     sizes) are errors naming the op. See docs/training.md.
+
+    With `save-statistics`, the forward saves what the fused softmax
+    backward needs: every `attn.dot_product` of @f that the gradient
+    differentiates with `attn.attention_grad` (softmax over keys, no mask)
+    gets `with_lse`, and @f returns, after its own results, the row
+    log-sum-exp of each, in the order of the ops in @f's body (f32, f64 for
+    f64 operands; the attention's result shape without its last dim). @f_grad
+    takes them as arguments after the cotangents, in the same order, and
+    passes each to its `attn.attention_grad` as `lse`, so the backward does
+    not recompute the row max and exp sum. The extra results of @f and
+    arguments of @f_grad carry the unit attribute `attn.saved_statistics`.
   }];
   let options = [
     ListOption<"funcs", "funcs", "std::string",
@@ -227,7 +238,12 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
            /*default=*/"false",
            "Differentiate attn.deformable in its primitive form (gathers, "
            "scatter_pixels and the bilinear weights' rules; static sizes "
-           "only) instead of one attn.deformable_grad">
+           "only) instead of one attn.deformable_grad">,
+    Option<"saveStatistics", "save-statistics", "bool", /*default=*/"false",
+           "Make @f also return the row log-sum-exp of each softmax "
+           "attention that @f_grad differentiates with attn.attention_grad, "
+           "and @f_grad take them (after the cotangents) instead of "
+           "recomputing them">
   ];
   // attn too: a function without attn ops still gets some (the zeros of an
   // unused argument, the sum of two cotangents).

@@ -83,6 +83,9 @@ FailureOr<Plan> analyze(DotProductAttentionOp op, bool allowApproximation,
   };
   if (std::string blocker = reducedPrecisionBlocker(op); !blocker.empty())
     return block(blocker);
+  if (op.getLse())
+    return block("it returns its row log-sum-exp (`with_lse`), which no "
+                 "reassociated form computes");
   if (op.getMask())
     return block("an additive mask changes the scores before the "
                  "normalization, so they do not factor through K^T V");
@@ -423,8 +426,10 @@ std::pair<Value, Value> buildWholeChunks(OpBuilder &b, Location loc, Value q,
   Value kChunks = splitIntoChunks(b, loc, k, chunk, chunks);
   Value vChunks = splitIntoChunks(b, loc, v, chunk, chunks);
   Value intra = DotProductAttentionOp::create(
-      b, loc, qChunks, kChunks, vChunks, /*mask=*/Value(), b.getArrayAttr({}),
-      llvm::APFloat(1.0), FeatureMap::identity, /*causal=*/true);
+                    b, loc, qChunks, kChunks, vChunks, /*mask=*/Value(),
+                    b.getArrayAttr({}), llvm::APFloat(1.0),
+                    FeatureMap::identity, /*causal=*/true)
+                    .getResult();
   Value states = matmul(b, loc, kChunks, vChunks, /*transposeLhs=*/true);
   Value earlier = PrefixSumOp::create(b, loc, states, rankOf(states) - 3,
                                       /*exclusive=*/true);
@@ -465,9 +470,11 @@ Value buildStaticCausalNumerator(OpBuilder &b, Location loc, Value q, Value k,
   Value qTail = rows(q, headRows, tailRows),
         kTail = rows(k, headRows, tailRows),
         vTail = rows(v, headRows, tailRows);
-  Value intra = DotProductAttentionOp::create(
-      b, loc, qTail, kTail, vTail, /*mask=*/Value(), b.getArrayAttr({}),
-      llvm::APFloat(1.0), FeatureMap::identity, /*causal=*/true);
+  Value intra =
+      DotProductAttentionOp::create(
+          b, loc, qTail, kTail, vTail, /*mask=*/Value(), b.getArrayAttr({}),
+          llvm::APFloat(1.0), FeatureMap::identity, /*causal=*/true)
+          .getResult();
   // (..., n/C, dk, dv) summed over the chunks, then the unit chunk dim
   // dropped: the state of every head position.
   int64_t stateRank = rankOf(states);
@@ -573,8 +580,9 @@ Value buildRewrite(OpBuilder &b, DotProductAttentionOp op, const Plan &plan) {
                      ? buildSoftmaxApproximation(b, loc, op, plan)
                  : plan.causal ? buildCausal(b, loc, op, plan)
                                : buildLinear(b, loc, op, plan);
-  if (result.getType() != op.getType())
-    result = tensor::CastOp::create(b, loc, op.getType(), result);
+  Type type = op.getResult().getType();
+  if (result.getType() != type)
+    result = tensor::CastOp::create(b, loc, type, result);
   return result;
 }
 
@@ -713,7 +721,7 @@ struct AttnReassociatePass
       op.emitRemark("attn-reassociate: rewritten (")
           << how << ") to " << form << ": "
           << (linearKnown ? costs() : std::string("dynamic sizes"));
-    op.replaceAllUsesWith(result);
+    op.getResult().replaceAllUsesWith(result);
     op.erase();
   }
 
@@ -723,9 +731,10 @@ struct AttnReassociatePass
     OpBuilder builder(op);
     Location loc = op.getLoc();
     Value cheaper = buildLinearIsCheaper(builder, op, plan);
-    auto choice = scf::IfOp::create(builder, loc, TypeRange{op.getType()},
-                                    cheaper, /*addThenBlock=*/true,
-                                    /*addElseBlock=*/true);
+    auto choice =
+        scf::IfOp::create(builder, loc, TypeRange{op.getResult().getType()},
+                          cheaper, /*addThenBlock=*/true,
+                          /*addElseBlock=*/true);
     builder.setInsertionPointToStart(choice.thenBlock());
     Value linear = buildRewrite(builder, op, plan);
     scf::YieldOp::create(builder, loc, linear);
@@ -740,7 +749,7 @@ struct AttnReassociatePass
       op.emitRemark("attn-reassociate: dynamic sizes: emitted ")
           << form << " and the quadratic form, chosen at run time by "
           << "their MACs";
-    op.replaceAllUsesWith(choice.getResult(0));
+    op.getResult().replaceAllUsesWith(choice.getResult(0));
     op.erase();
   }
 };

@@ -961,7 +961,8 @@ Status scatterPixels(const Tensor &cotangent, const Tensor &pixels,
 Status dotProductAttention(const Tensor &query, const Tensor &key,
                            const Tensor &value, const Tensor *mask,
                            const std::vector<NormStep> &steps, double scale,
-                           FeatureMap map, bool causal, Tensor &out) {
+                           FeatureMap map, bool causal, Tensor &out,
+                           Tensor *lse) {
   const char *op = "dotProductAttention";
   Broadcast bc;
   if (Status s = checkQKV(op, "query", query, "key", key, "value", value, bc);
@@ -1001,12 +1002,31 @@ Status dotProductAttention(const Tensor &query, const Tensor &key,
                           ": eps must be a finite number >= 0, got " +
                           numStr(steps[i].eps));
   }
+  if (lse) {
+    int softmaxKeys = 0, others = 0;
+    for (const NormStep &step : steps) {
+      if (step.kind == NormKind::None)
+        continue;
+      if (step.kind == NormKind::Softmax && step.axis == NormAxis::Keys)
+        ++softmaxKeys;
+      else
+        ++others;
+    }
+    if (softmaxKeys != 1 || others != 0)
+      return fail(op, "the row log-sum-exp needs the steps to be one softmax "
+                      "over keys (besides none steps)");
+  }
   std::vector<int64_t> shape = bc.shape;
   shape.push_back(n);
+  std::vector<int64_t> lseShape = shape;
   shape.push_back(dv);
-  Tensor result;
+  Tensor result, rowLse;
   if (Status s = allocate(op, shape, result); !s)
     return s;
+  if (lse) {
+    if (Status s = allocate(op, lseShape, rowLse); !s)
+      return s;
+  }
   if (!result.data.empty()) {
     int64_t scoreCount;
     if (!checkedMul(n, m, scoreCount))
@@ -1053,6 +1073,28 @@ Status dotProductAttention(const Tensor &query, const Tensor &key,
             acc = msk[i * m + j] == -kInf ? -kInf : acc + msk[i * m + j];
           s[i * m + j] = acc;
         }
+      // The log-sum-exp of the visible scores, before the steps.
+      for (int64_t i = 0; lse && i < n; ++i) {
+        double rowMax = -kInf;
+        bool hasNaN = false;
+        for (int64_t j = 0; j < rowEnd(i); ++j) {
+          if (std::isnan(s[i * m + j]))
+            hasNaN = true;
+          else
+            rowMax = std::max(rowMax, s[i * m + j]);
+        }
+        double value = kInf; // nothing visible
+        if (hasNaN) {
+          value = std::numeric_limits<double>::quiet_NaN();
+        } else if (rowMax != -kInf) {
+          double total = 0.0;
+          for (int64_t j = 0; j < rowEnd(i); ++j)
+            if (s[i * m + j] != -kInf)
+              total += std::exp(s[i * m + j] - rowMax);
+          value = rowMax + std::log(total);
+        }
+        rowLse.data[b * n + i] = value;
+      }
       for (const NormStep &step : steps) {
         if (step.axis == NormAxis::Keys) {
           for (int64_t i = 0; i < n; ++i)
@@ -1073,13 +1115,15 @@ Status dotProductAttention(const Tensor &query, const Tensor &key,
     }
   }
   out = std::move(result);
+  if (lse)
+    *lse = std::move(rowLse);
   return Status::ok();
 }
 
 Status attentionGrad(const Tensor &query, const Tensor &key,
-                     const Tensor &value, const Tensor &cotangent,
-                     double scale, bool causal, Tensor &dQuery, Tensor &dKey,
-                     Tensor &dValue) {
+                     const Tensor &value, const Tensor &cotangent, double scale,
+                     bool causal, Tensor &dQuery, Tensor &dKey, Tensor &dValue,
+                     const Tensor *lse) {
   const char *op = "attentionGrad";
   Broadcast bc;
   if (Status s = checkQKV(op, "query", query, "key", key, "value", value, bc);
@@ -1097,6 +1141,15 @@ Status attentionGrad(const Tensor &query, const Tensor &key,
   if (cotangent.shape != outShape)
     return fail(op, "cotangent " + cotangent.shapeString() +
                         " must have the attention's result shape");
+  if (lse) {
+    if (Status s = checkTensor(op, "lse", *lse); !s)
+      return s;
+    std::vector<int64_t> lseShape(outShape.begin(), outShape.end() - 1);
+    if (lse->shape != lseShape)
+      return fail(op, "lse " + lse->shapeString() +
+                          " must have one value per row of the attention's "
+                          "result");
+  }
   auto withRows = [&](int64_t rows, int64_t cols) {
     std::vector<int64_t> shape = bc.shape;
     shape.push_back(rows);
@@ -1135,6 +1188,7 @@ Status attentionGrad(const Tensor &query, const Tensor &key,
       double *gq = dq.data.data() + b * n * dk;
       double *gk = dk_.data.data() + b * m * dk;
       double *gv = dv_.data.data() + b * m * dv;
+      const double *savedLse = lse ? lse->data.data() + b * n : nullptr;
       for (int64_t i = 0; i < n; ++i) {
         double *pi = p.data() + i * m, *dpi = dp.data() + i * m;
         for (int64_t j = 0; j < rowEnd(i); ++j) {
@@ -1143,9 +1197,15 @@ Status attentionGrad(const Tensor &query, const Tensor &key,
             acc += q[i * dk + d] * k[j * dk + d];
           pi[j] = acc * scale;
         }
-        // P by the forward's rule, non-finite scores included (hidden
-        // entries 0); the rest is IEEE arithmetic over every (i, j).
-        normalizeSlice(pi, 1, 0, rowEnd(i), m, NormKind::Softmax, 0.0);
+        // P from the saved log-sum-exp (+inf: an empty row, P = 0), else by
+        // the forward's rule, non-finite scores included (hidden entries
+        // 0); the rest is IEEE arithmetic over every (i, j).
+        if (savedLse) {
+          for (int64_t j = 0; j < rowEnd(i); ++j)
+            pi[j] = savedLse[i] == kInf ? 0.0 : std::exp(pi[j] - savedLse[i]);
+        } else {
+          normalizeSlice(pi, 1, 0, rowEnd(i), m, NormKind::Softmax, 0.0);
+        }
         // D_i = sum_j P_ij dP_ij with dP = dO V^T.
         double rowDot = 0.0;
         for (int64_t j = 0; j < m; ++j) {

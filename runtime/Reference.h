@@ -191,21 +191,29 @@ Status scatterPixels(const Tensor &cotangent, const Tensor &pixels,
 /// ignores them (an all-masked slice is 0), Sum ignores them; Count divides
 /// by the full axis length (m for Keys, n for Queries).
 /// Steps apply in order; Keys steps reduce over m, Queries steps over n.
+/// With `lse` (steps: one Softmax over Keys besides None ones), also the
+/// row log-sum-exp of the scores, (..., n): log sum_j exp(S_ij) over the
+/// visible keys (max + log sum exp(S - max)), +inf for a row with none
+/// (so exp(S - lse) = 0 there), NaN for a row with a NaN score.
 Status dotProductAttention(const Tensor &query, const Tensor &key,
                            const Tensor &value, const Tensor *mask,
                            const std::vector<NormStep> &steps, double scale,
-                           FeatureMap map, bool causal, Tensor &out);
+                           FeatureMap map, bool causal, Tensor &out,
+                           Tensor *lse = nullptr);
 
 /// The gradients of O = softmax_keys(scale Q K^T) V (keys after their query
 /// hidden with `causal`; a row with no visible key has P = 0) given dO:
 /// dV = P^T dO, dS = P * (dO V^T - rowsum(dO * O)), dQ = scale dS K,
 /// dK = scale dS^T Q. query (..., n, dk), key (..., m, dk), value
 /// (..., m, dv), cotangent (..., n, dv); leading dims broadcast and every
-/// gradient has the broadcast leading dims (not summed over them).
+/// gradient has the broadcast leading dims (not summed over them). With
+/// `lse` (the row log-sum-exp the forward saved, (..., n) over the broadcast
+/// leading dims), P = exp(S - lse) on the visible keys instead of a softmax
+/// recomputed from S.
 Status attentionGrad(const Tensor &query, const Tensor &key,
-                     const Tensor &value, const Tensor &cotangent,
-                     double scale, bool causal, Tensor &dQuery, Tensor &dKey,
-                     Tensor &dValue);
+                     const Tensor &value, const Tensor &cotangent, double scale,
+                     bool causal, Tensor &dQuery, Tensor &dKey, Tensor &dValue,
+                     const Tensor *lse = nullptr);
 
 /// Efficient attention (Shen et al.). query (..., n, dk), key (..., m, dk),
 /// value (..., m, dv) -> (..., n, dv). Leading dims broadcast.

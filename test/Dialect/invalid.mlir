@@ -1103,6 +1103,86 @@ func.func @scatter_pixels_result(%dy: tensor<1x10x4x1x4x8xf32>, %p: tensor<1x10x
 
 // -----
 
+// with_lse: the log-sum-exp is the statistic of one softmax over keys.
+func.func @with_lse_not_softmax_keys(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>) {
+  // expected-error @+2 {{'attn.dot_product' op failed to infer returned types}}
+  // expected-error @+1 {{'with_lse' needs a norm list of one softmax over keys}}
+  %o, %lse = attn.dot_product %q, %k, %v norm [sum over keys] with_lse : tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32> -> tensor<16x4xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+// with_lse: a softmax over queries has column statistics, not row ones.
+func.func @with_lse_softmax_queries(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>) {
+  // expected-error @+2 {{'attn.dot_product' op failed to infer returned types}}
+  // expected-error @+1 {{'with_lse' needs a norm list of one softmax over keys}}
+  %o, %lse = attn.dot_product %q, %k, %v norm [softmax over queries, softmax over keys] with_lse : tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32> -> tensor<16x4xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+// with_lse: one value per row, (..., n).
+func.func @with_lse_shape(%q: tensor<2x16x8xf32>, %k: tensor<2x24x8xf32>, %v: tensor<2x24x4xf32>) {
+  // expected-error @+2 {{'attn.dot_product' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.dot_product' op inferred type(s) 'tensor<2x16x4xf32>', 'tensor<2x16xf32>' are incompatible with return type(s) of operation 'tensor<2x16x4xf32>', 'tensor<2x4xf32>'}}
+  %o, %lse = attn.dot_product %q, %k, %v norm [softmax over keys] with_lse : tensor<2x16x8xf32>, tensor<2x24x8xf32>, tensor<2x24x4xf32> -> tensor<2x16x4xf32>, tensor<2x4xf32>
+  return
+}
+
+// -----
+
+// with_lse: the log-sum-exp is f32 for 16-bit operands, never rounded.
+func.func @with_lse_type(%q: tensor<16x8xbf16>, %k: tensor<24x8xbf16>, %v: tensor<24x4xbf16>) {
+  // expected-error @+2 {{'attn.dot_product' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.dot_product' op inferred type(s) 'tensor<16x4xbf16>', 'tensor<16xf32>' are incompatible with return type(s) of operation 'tensor<16x4xbf16>', 'tensor<16xbf16>'}}
+  %o, %lse = attn.dot_product %q, %k, %v norm [softmax over keys] with_lse : tensor<16x8xbf16>, tensor<24x8xbf16>, tensor<24x4xbf16> -> tensor<16x4xbf16>, tensor<16xbf16>
+  return
+}
+
+// -----
+
+// with_lse and the second result go together.
+func.func @with_lse_missing_result(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>) {
+  // expected-error @+2 {{'attn.dot_product' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.dot_product' op inferred type(s) 'tensor<16x4xf32>', 'tensor<16xf32>' are incompatible with return type(s) of operation 'tensor<16x4xf32>'}}
+  %o = attn.dot_product %q, %k, %v norm [softmax over keys] with_lse : tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32> -> tensor<16x4xf32>
+  return
+}
+
+// -----
+
+// A second result without with_lse.
+func.func @lse_without_with_lse(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>) {
+  // expected-error @+2 {{'attn.dot_product' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.dot_product' op inferred type(s) 'tensor<16x4xf32>' are incompatible with return type(s) of operation 'tensor<16x4xf32>', 'tensor<16xf32>'}}
+  %o, %lse = attn.dot_product %q, %k, %v norm [softmax over keys] : tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32> -> tensor<16x4xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+// attention_grad: the saved log-sum-exp has one value per row of the
+// broadcast batch.
+func.func @attention_grad_lse_shape(%q: tensor<2x16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>, %g: tensor<2x16x4xf32>, %lse: tensor<16xf32>) {
+  // expected-error @+2 {{'attn.attention_grad' op failed to infer returned types}}
+  // expected-error @+1 {{lse must have one value per row of the attention's result, shape 2x16, got 16}}
+  %0:3 = attn.attention_grad %q, %k, %v, %g lse %lse : tensor<2x16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32>, tensor<2x16x4xf32>, tensor<16xf32> -> tensor<2x16x8xf32>, tensor<2x24x8xf32>, tensor<2x24x4xf32>
+  return
+}
+
+// -----
+
+// attention_grad: the saved log-sum-exp is in the accumulator's type.
+func.func @attention_grad_lse_type(%q: tensor<16x8xf64>, %k: tensor<24x8xf64>, %v: tensor<24x4xf64>, %g: tensor<16x4xf64>, %lse: tensor<16xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op lse must have the accumulator's element type 'f64' (f64 for f64 operands, else f32), got 'f32'}}
+  %0:3 = attn.attention_grad %q, %k, %v, %g lse %lse : tensor<16x8xf64>, tensor<24x8xf64>, tensor<24x4xf64>, tensor<16x4xf64>, tensor<16xf32> -> tensor<16x8xf64>, tensor<24x8xf64>, tensor<24x4xf64>
+  return
+}
+
+// -----
+
 // attention_grad: the cotangent has the attention's result shape.
 func.func @attention_grad_cotangent(%q: tensor<2x16x8xf32>, %k: tensor<2x24x8xf32>, %v: tensor<2x24x4xf32>, %g: tensor<2x16x8xf32>) {
   // expected-error @+2 {{'attn.attention_grad' op failed to infer returned types}}

@@ -499,6 +499,35 @@ func.func @scatter_pixels(%dy: tensor<2x5x3x2x4x8xf32>, %p: tensor<2x5x3x2x4x2xf
 
 // -----
 
+// attn.dot_product with_lse: the row log-sum-exp as a second result, f32
+// for bf16 operands (the accumulator's type), f64 for f64; dynamic rows.
+// CHECK-LABEL: func.func @dot_product_with_lse
+// CHECK: %[[O:.+]], %[[L:.+]] = attn.dot_product %{{.+}}, %{{.+}}, %{{.+}} norm [softmax over keys] scale 1.250000e-01 causal with_lse : tensor<2x16x8xbf16>, tensor<2x24x8xbf16>, tensor<2x24x4xbf16> -> tensor<2x16x4xbf16>, tensor<2x16xf32>
+// CHECK: attn.dot_product %{{.+}}, %{{.+}}, %{{.+}} mask %{{.+}} norm [none over keys, softmax over keys] with_lse : tensor<?x8xf64>, tensor<?x8xf64>, tensor<?x8xf64>, tensor<?x?xf64> -> tensor<?x8xf64>, tensor<?xf64>
+// CHECK: return %[[O]], %[[L]]
+func.func @dot_product_with_lse(%q: tensor<2x16x8xbf16>, %k: tensor<2x24x8xbf16>, %v: tensor<2x24x4xbf16>,
+                                %x: tensor<?x8xf64>, %mask: tensor<?x?xf64>) -> (tensor<2x16x4xbf16>, tensor<2x16xf32>) {
+  %o, %lse = attn.dot_product %q, %k, %v norm [softmax over keys] scale 0.125 causal with_lse
+      : tensor<2x16x8xbf16>, tensor<2x24x8xbf16>, tensor<2x24x4xbf16> -> tensor<2x16x4xbf16>, tensor<2x16xf32>
+  %o2, %lse2 = attn.dot_product %x, %x, %x mask %mask norm [none over keys, softmax over keys] with_lse
+      : tensor<?x8xf64>, tensor<?x8xf64>, tensor<?x8xf64>, tensor<?x?xf64> -> tensor<?x8xf64>, tensor<?xf64>
+  return %o, %lse : tensor<2x16x4xbf16>, tensor<2x16xf32>
+}
+
+// -----
+
+// attn.attention_grad with the forward's saved row log-sum-exp.
+// CHECK-LABEL: func.func @attention_grad_lse
+// CHECK: attn.attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} lse %{{.+}} scale 5.000000e-01 causal : tensor<2x3x16x8xf32>, tensor<2x1x24x8xf32>, tensor<2x1x24x4xf32>, tensor<2x3x16x4xf32>, tensor<2x3x16xf32> -> tensor<2x3x16x8xf32>, tensor<2x3x24x8xf32>, tensor<2x3x24x4xf32>
+func.func @attention_grad_lse(%q: tensor<2x3x16x8xf32>, %k: tensor<2x1x24x8xf32>, %v: tensor<2x1x24x4xf32>, %g: tensor<2x3x16x4xf32>, %lse: tensor<2x3x16xf32>) {
+  %0:3 = attn.attention_grad %q, %k, %v, %g lse %lse scale 0.5 causal
+      : tensor<2x3x16x8xf32>, tensor<2x1x24x8xf32>, tensor<2x1x24x4xf32>, tensor<2x3x16x4xf32>, tensor<2x3x16xf32>
+      -> tensor<2x3x16x8xf32>, tensor<2x3x24x8xf32>, tensor<2x3x24x4xf32>
+  return
+}
+
+// -----
+
 // attn.attention_grad, the fused softmax backward: gradients over the
 // broadcast batch (K and V shared by the 3 query heads here), causal and
 // dynamic sizes.

@@ -59,3 +59,14 @@ func.func @dynamic_bilinear(%value: tensor<1x30x2x4xf32>, %loc: tensor<1x?x2x2x2
 func.func @g(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// The row log-sum-exp of attn.dot_product (with_lse) has no adjoint rule: a
+// function that returns it is not differentiated.
+func.func @returns_lse(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<16x4xf32>) -> (tensor<16x4xf32>, tensor<16xf32>) {
+  // expected-error @+1 {{--attn-grad does not differentiate the row log-sum-exp of attn.dot_product (`with_lse`): it reaches a result of the function}}
+  %o, %lse = attn.dot_product %q, %k, %v norm [softmax over keys] with_lse
+      : tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x4xf32> -> tensor<16x4xf32>, tensor<16xf32>
+  return %o, %lse : tensor<16x4xf32>, tensor<16xf32>
+}

@@ -160,6 +160,15 @@ static cl::opt<bool> grad(
              "results are the gradients of f's arguments (docs/training.md)"),
     cl::cat(compileCategory));
 
+static cl::opt<bool> gradSaveStatistics(
+    "grad-save-statistics",
+    cl::desc("With --grad: --attn-grad=save-statistics=1. f also returns "
+             "(after its results) the row log-sum-exp of each softmax "
+             "attention whose gradient is attn.attention_grad, and f_grad "
+             "takes them after the cotangents instead of recomputing them "
+             "(docs/training.md)"),
+    cl::cat(compileCategory));
+
 static const api::Console console{"attn-compile"};
 
 static int fail(const std::string &error) { return console.fail(error); }
@@ -239,7 +248,11 @@ int main(int argc, char **argv) {
   options.writeRuntime = !noRuntime;
   options.report = report;
   options.remarkSchedule = remarkSchedule;
+  if (gradSaveStatistics && !grad)
+    return fail("--grad-save-statistics changes the gradient of --grad; add "
+                "--grad");
   options.grad = grad;
+  options.gradSaveStatistics = gradSaveStatistics;
   options.ptxas = ptxasOption;
   options.reportGpu = reportArch;
   options.schedule.params = scheduleParams;

@@ -164,6 +164,16 @@ static cl::opt<bool> grad(
              "{attn.no_grad}). Combines with --reference, --check, --aot and "
              "--bench as for the forward"),
     cl::cat(runCategory));
+static cl::opt<bool> gradSaveStatistics(
+    "grad-save-statistics",
+    cl::desc("With --grad: differentiate with --attn-grad=save-statistics=1, "
+             "so @f also returns the row log-sum-exp of its softmax "
+             "attention and @f_grad takes it after the cotangents instead of "
+             "recomputing it. attn-run runs @f first for them: the kernel of "
+             "@f for the gradient kernel, the reference @f for the reference "
+             "gradient (--reference, --check); --save-inputs writes them as "
+             "DIR/lse<i>.npy"),
+    cl::cat(runCategory));
 static cl::list<std::string> cotangentFiles(
     "cotangent",
     cl::desc("With --grad: the cotangent dO of result i of @f is the i-th "
@@ -222,6 +232,13 @@ int main(int argc, char **argv) {
     check = true;
   if (!cotangentFiles.empty() && !gradient)
     return fail("--cotangent gives a cotangent of --grad; add --grad");
+  if (gradSaveStatistics && !grad)
+    return fail("--grad-save-statistics changes the gradient of --grad; add "
+                "--grad");
+  if (gradSaveStatistics && checkGrad)
+    return fail("--check-grad checks the recomputing gradient against finite "
+                "differences; it takes no --grad-save-statistics (--grad "
+                "--check compares the saving gradient with the reference)");
   if (checkGrad && (useReference || check || benchRuns > 0 || aot))
     return fail("--check-grad compares the reference gradient with finite "
                 "differences; it takes no --reference, --check, --bench or "
@@ -279,10 +296,16 @@ int main(int argc, char **argv) {
       (!saveInputsDir.empty() &&
        failed(api::saveInputs(saveInputsDir, names, inputs, error))))
     return fail(error);
+  // With --grad-save-statistics: @f (returning the saved statistics after
+  // its results), its inputs and argument names.
+  std::optional<func::FuncOp> forwardFunc;
+  std::vector<rt::Tensor> forwardInputs;
+  std::vector<std::string> forwardNames;
   if (gradient) {
     // From here on the function is @f_grad, its inputs f's and the dO.
     if (failed(api::checkInputShapes(*func, inputs)) ||
-        failed(api::addGradients(spec, {func->getSymName().str()})))
+        failed(api::addGradients(spec, {func->getSymName().str()},
+                                 gradSaveStatistics)))
       return 1;
     FailureOr<func::FuncOp> gradFunc = api::gradientOf(*func, error);
     if (failed(gradFunc))
@@ -294,10 +317,11 @@ int main(int argc, char **argv) {
     std::vector<std::string> gradNames =
         api::gradientArgumentNames(*func, names);
     if (!saveInputsDir.empty() &&
-        failed(api::saveInputs(
-            saveInputsDir,
-            ArrayRef<std::string>(gradNames).drop_front(names.size()),
-            cotangents, error)))
+        failed(api::saveInputs(saveInputsDir,
+                               ArrayRef<std::string>(gradNames)
+                                   .drop_front(names.size())
+                                   .take_front(cotangents.size()),
+                               cotangents, error)))
       return fail(error);
     if (checkGrad) {
       double limit = tolerance.getNumOccurrences()
@@ -311,6 +335,11 @@ int main(int argc, char **argv) {
                                       quiet, console, error))
                  ? fail(error)
                  : 0;
+    }
+    if (api::primalResultCount(*func) < func->getNumResults()) {
+      forwardFunc = *func;
+      forwardInputs = inputs;
+      forwardNames = names;
     }
     names = std::move(gradNames);
     inputs.insert(inputs.end(), cotangents.begin(), cotangents.end());
@@ -345,13 +374,59 @@ int main(int argc, char **argv) {
                                             error))) {
     return fail(error);
   }
+  // The saved statistics @f_grad takes: the reference @f's for the
+  // reference gradient, the kernel @f's for the gradient kernel.
+  std::vector<rt::Tensor> referenceInputs = inputs;
+  if (forwardFunc) {
+    unsigned primal = api::primalResultCount(*forwardFunc);
+    auto appendSaved = [&](std::vector<rt::Tensor> &to,
+                           ArrayRef<rt::Tensor> results) {
+      to.insert(to.end(), results.begin() + primal, results.end());
+    };
+    if (useReference || check) {
+      SmallVector<rt::Tensor> forward;
+      if (failed(
+              api::evaluateWithReference(*forwardFunc, forwardInputs, forward)))
+        return 1;
+      appendSaved(referenceInputs, forward);
+    }
+    if (!useReference) {
+      api::KernelOptions forwardOptions = kernelOptions;
+      forwardOptions.compile.argNames = forwardNames;
+      forwardOptions.compile.shapeEstimates.clear();
+      for (const rt::Tensor &input : forwardInputs)
+        forwardOptions.compile.shapeEstimates.push_back(input.shape);
+      forwardOptions.tuningCache.clear();
+      FailureOr<std::unique_ptr<api::LoadedKernel>> forward =
+          api::compileKernel(*spec.module, forwardFunc->getSymName(),
+                             forwardOptions, console, error);
+      if (failed(forward))
+        return fail(error);
+      if (failed((*forward)->run(forwardInputs)))
+        return 1;
+      appendSaved(inputs, (*forward)->results());
+      for (size_t i = referenceInputs.size(); i < inputs.size(); ++i)
+        kernelOptions.compile.shapeEstimates.push_back(inputs[i].shape);
+    } else {
+      inputs = referenceInputs;
+    }
+    // The statistics follow f's inputs and the cotangents (lse0, ...).
+    size_t firstSaved = forwardInputs.size() + primal;
+    if (!saveInputsDir.empty() &&
+        failed(api::saveInputs(
+            saveInputsDir, ArrayRef<std::string>(names).drop_front(firstSaved),
+            ArrayRef<rt::Tensor>(inputs).drop_front(firstSaved), error)))
+      return fail(error);
+  }
   // Inputs must fit the argument types whichever way the function runs.
-  if (failed(api::checkInputShapes(*func, inputs)))
+  if (failed(api::checkInputShapes(*func, inputs)) ||
+      ((useReference || check) &&
+       failed(api::checkInputShapes(*func, referenceInputs))))
     return 1;
   // The reference runtime: with --reference, and as the oracle of --check.
   SmallVector<rt::Tensor> reference, results;
   if ((useReference || check) &&
-      failed(api::evaluateWithReference(*func, inputs, reference)))
+      failed(api::evaluateWithReference(*func, referenceInputs, reference)))
     return 1;
   std::unique_ptr<api::LoadedKernel> kernel;
   if (useReference) {

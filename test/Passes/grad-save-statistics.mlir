@@ -1,0 +1,80 @@
+// RUN: attn-opt %s -split-input-file --attn-grad=save-statistics=1 | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-grad | FileCheck %s --check-prefix=RECOMPUTE
+// RUN: attn-opt %s -split-input-file --attn-grad=save-statistics=1 | attn-opt -split-input-file --attn-reassociate="allow-softmax-approximation=1 explain=1" 2>&1 | FileCheck %s --check-prefix=KEPT
+//
+// --attn-grad=save-statistics=1 (docs/training.md, "Saved statistics"): @f
+// returns, after its own results, the row log-sum-exp of each softmax
+// attention that @f_grad differentiates with attn.attention_grad (in the
+// order of the ops), and @f_grad takes them after the cotangents, as the
+// `lse` operand of that attn.attention_grad. Both sides are marked
+// {attn.saved_statistics}. Without the option nothing is saved.
+
+// Two softmax layers, one causal with a feature map and grouped K/V, one
+// masked (primitive gradient, nothing saved): one lse, (2, 3, 16), from
+// the first.
+// CHECK-LABEL: func.func @two_layers(
+// CHECK-SAME: -> (tensor<2x3x16x4xf32>, tensor<2x3x16x4xf32>, tensor<2x3x16xf32> {attn.saved_statistics})
+// CHECK: %[[O:[a-z0-9_]+]], %[[LSE:[a-z0-9_]+]] = attn.dot_product %arg0, %arg1, %arg2 norm [softmax over keys] scale 5.000000e-01 feature_map relu causal with_lse
+// CHECK-SAME: -> tensor<2x3x16x4xf32>, tensor<2x3x16xf32>
+// CHECK: %[[M:[a-z0-9_]+]] = attn.dot_product %arg0, %arg1, %arg2 mask %arg3 norm [softmax over keys] :
+// CHECK: return %[[O]], %[[M]], %[[LSE]]
+// CHECK-LABEL: func.func @two_layers_grad(
+// CHECK-SAME: %arg4: tensor<2x3x16x4xf32>, %arg5: tensor<2x3x16x4xf32>, %arg6: tensor<2x3x16xf32> {attn.saved_statistics})
+// CHECK-SAME: attributes {attn.gradient_of = @two_layers}
+// CHECK: attn.attention_grad %{{.+}}, %{{.+}}, %arg2, %arg4 lse %arg6 scale 5.000000e-01 causal
+// CHECK-NOT: attn.attention_grad
+// CHECK: return
+// RECOMPUTE-LABEL: func.func @two_layers(
+// RECOMPUTE-SAME: -> (tensor<2x3x16x4xf32>, tensor<2x3x16x4xf32>) {
+// RECOMPUTE-NOT: with_lse
+// RECOMPUTE-LABEL: func.func @two_layers_grad(
+// RECOMPUTE-SAME: %arg5: tensor<2x3x16x4xf32>) -> (
+// RECOMPUTE: attn.attention_grad %{{.+}}, %{{.+}}, %arg2, %arg4 scale 5.000000e-01 causal :
+// --attn-reassociate, even allowed to approximate softmax attention, keeps
+// the op that returns its lse and says why.
+// KEPT: remark: attn-reassociate: not rewritten: it returns its row log-sum-exp (`with_lse`), which no reassociated form computes
+// KEPT-LABEL: func.func @two_layers(
+// KEPT: attn.dot_product {{.*}} with_lse
+func.func @two_layers(%q: tensor<2x3x16x8xf32>, %k: tensor<2x1x16x8xf32>, %v: tensor<2x1x16x4xf32>, %mask: tensor<16x16xf32>)
+    -> (tensor<2x3x16x4xf32>, tensor<2x3x16x4xf32>) {
+  %o = attn.dot_product %q, %k, %v norm [softmax over keys] scale 0.5 feature_map relu causal
+      : tensor<2x3x16x8xf32>, tensor<2x1x16x8xf32>, tensor<2x1x16x4xf32> -> tensor<2x3x16x4xf32>
+  %m = attn.dot_product %q, %k, %v mask %mask norm [softmax over keys]
+      : tensor<2x3x16x8xf32>, tensor<2x1x16x8xf32>, tensor<2x1x16x4xf32>, tensor<16x16xf32> -> tensor<2x3x16x4xf32>
+  return %o, %m : tensor<2x3x16x4xf32>, tensor<2x3x16x4xf32>
+}
+
+// -----
+
+// bf16 storage: the lse is f32 (softmax statistics are f32, design §8),
+// and f64 operands give an f64 lse; dynamic rows stay dynamic. Two saved
+// ops, in order.
+// CHECK-LABEL: func.func @precisions(
+// CHECK-SAME: -> (tensor<?x4xbf16>, tensor<7x4xf64>, tensor<?xf32> {attn.saved_statistics}, tensor<7xf64> {attn.saved_statistics})
+// CHECK-LABEL: func.func @precisions_grad(
+// CHECK-SAME: %arg6: tensor<?xf32> {attn.saved_statistics}, %arg7: tensor<7xf64> {attn.saved_statistics})
+// The adjoints run in reverse order: the second op's gradient first.
+// CHECK: attn.attention_grad {{.*}} lse %arg7 {{.*}}tensor<7xf64> ->
+// CHECK: attn.attention_grad {{.*}} lse %arg6 {{.*}}tensor<?xf32> ->
+func.func @precisions(%q: tensor<?x8xbf16>, %k: tensor<?x8xbf16>, %v: tensor<?x4xbf16>, %x: tensor<7x4xf64>)
+    -> (tensor<?x4xbf16>, tensor<7x4xf64>) {
+  %o = attn.dot_product %q, %k, %v norm [softmax over keys]
+      : tensor<?x8xbf16>, tensor<?x8xbf16>, tensor<?x4xbf16> -> tensor<?x4xbf16>
+  %p = attn.dot_product %x, %x, %x norm [none over keys, softmax over keys] scale 0.25
+      : tensor<7x4xf64>, tensor<7x4xf64>, tensor<7x4xf64> -> tensor<7x4xf64>
+  return %o, %p : tensor<?x4xbf16>, tensor<7x4xf64>
+}
+
+// -----
+
+// Nothing to save (linear attention): f and f_grad as without the option.
+// CHECK-LABEL: func.func @linear(
+// CHECK-SAME: -> tensor<16x4xf32> {
+// CHECK-LABEL: func.func @linear_grad(
+// CHECK-SAME: %arg3: tensor<16x4xf32>) -> (
+// CHECK-NOT: attn.saved_statistics
+func.func @linear(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<16x4xf32>) -> tensor<16x4xf32> {
+  %o = attn.dot_product %q, %k, %v norm [sum over keys] feature_map elu_plus_one
+      : tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x4xf32> -> tensor<16x4xf32>
+  return %o : tensor<16x4xf32>
+}
