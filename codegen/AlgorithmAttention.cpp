@@ -791,14 +791,14 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
                                     Halide::reinterpret(bits, largest),
                                     Halide::reinterpret(bits, value))));
     lse = call(rowLse, rowAt);
+    // Capped at 0 as in the key pass, keeping a NaN row's NaN.
+    Expr exponent = call(scores, batch.index({i, j})) - lse;
     define(num, batch.vars({i, j}),
-           Halide::select(
-               visible(i, j),
-               softmaxExp(keepNaN(call(scores, batch.index({i, j})) - lse,
-                                  Halide::min(call(scores, batch.index({i, j})) -
-                                                  lse,
-                                              constant(type, 0.0)))),
-               constant(type, 0.0)));
+           Halide::select(visible(i, j),
+                          softmaxExp(keepNaN(
+                              exponent,
+                              Halide::min(exponent, constant(type, 0.0)))),
+                          constant(type, 0.0)));
     inverse = constant(type, 1.0);
   } else {
     define(max, batch.vars({i}), lowest(type));
