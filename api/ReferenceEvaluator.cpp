@@ -363,7 +363,8 @@ LogicalResult Interpreter::tensorStep(Operation *op) {
                                get(grad.getValue()), get(grad.getCotangent()),
                                grad.getScale().convertToDouble(),
                                grad.getCausal(), out[0], out[1], out[2],
-                               grad.getLse() ? &get(grad.getLse()) : nullptr);
+                               grad.getLse() ? &get(grad.getLse()) : nullptr,
+                               grad.getMask() ? &get(grad.getMask()) : nullptr);
     });
   if (auto attention = dyn_cast<DotProductAttentionOp>(op);
       attention && attention.getLse())

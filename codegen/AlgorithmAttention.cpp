@@ -703,6 +703,10 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
 // products share each chunk's pT and dpT. <name>_keys = kvacc, scaled by
 // `scale` for x < dk.
 //
+// With a mask, the scores of both passes add it (the key pass through
+// <name>_maskT (b, j, i), the mask by keys), and an entry whose mask is
+// -inf is hidden as a causal one is.
+//
 // The results dQ, dK and dV are slices of rows and keys (elementwise ops).
 LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   auto op = cast<AttentionGradOp>(operation);
@@ -710,6 +714,7 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   const TensorFunc &k = get(op.getKey());
   const TensorFunc &v = get(op.getValue());
   const TensorFunc &dO = get(op.getCotangent());
+  const TensorFunc *mask = op.getMask() ? &get(op.getMask()) : nullptr;
   std::string name = opFuncName(op);
   Halide::Type type = q.type;
   size_t qr = q.rank(), kr = k.rank(), vr = v.rank(), gr = dO.rank();
@@ -719,8 +724,14 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   requireEqual(v.shape[vr - 2], m, name + " positions of value");
   requireEqual(dO.shape[gr - 2], n, name + " rows of the cotangent");
   requireEqual(dO.shape[gr - 1], dv, name + " columns of the cotangent");
-  FailureOr<BatchedLayout> layout =
-      batchedLayout(op, {&q, &k, &v, &dO}, n, dk, name);
+  std::vector<const TensorFunc *> operands = {&q, &k, &v, &dO};
+  if (mask) {
+    size_t mr = mask->rank();
+    requireEqual(mask->shape[mr - 2], n, name + " rows of the mask");
+    requireEqual(mask->shape[mr - 1], m, name + " columns of the mask");
+    operands.push_back(mask);
+  }
+  FailureOr<BatchedLayout> layout = batchedLayout(op, operands, n, dk, name);
   if (failed(layout))
     return failure();
   const BatchedLayout &batch = *layout;
@@ -748,6 +759,24 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
        dynamicKeys = !Halide::Internal::as_const_int(m);
   Expr queryRow = dynamicRows ? lastQuery : Expr(i);
   Expr keyRow = dynamicKeys ? lastKey : Expr(j);
+  // The mask's entry of (i, j), and whether it hides the score (-inf, as
+  // in the forward). The scores add it with -inf replaced by the lowest
+  // float (chosen between bit patterns: no inf reaches the arithmetic,
+  // which the fast-math flags assume), so a hidden score stays finite.
+  auto maskAt = [&](Expr row, Expr col) -> Expr {
+    return batch.operand(*mask, {row, col});
+  };
+  auto finiteMask = [&](Expr value) -> Expr {
+    Halide::Type bits = Halide::UInt(type.bits());
+    return Halide::reinterpret(
+        type,
+        Halide::select(isNegInf(value), Halide::reinterpret(bits, lowest(type)),
+                       Halide::reinterpret(bits, value)));
+  };
+  auto shown = [&](Expr row, Expr col, Expr maskValue) -> Expr {
+    Expr open = visible(row, col);
+    return mask ? open && !isNegInf(maskValue) : open;
+  };
   define(keyT, batch.vars({x, j}), batch.operand(k, {lastKey, x}));
   define(valueT, batch.vars({x, j}), batch.operand(v, {lastKey, x}));
   RDom rd(0, dk, name + "_rd"), re(0, dv, name + "_re");
@@ -756,7 +785,10 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
          call(dot, batch.index({i, j})) +
              batch.operand(q, {queryRow, rd}) *
                  call(keyT, batch.index({rd, j})));
-  define(scores, batch.vars({i, j}), call(dot, batch.index({i, j})) * scale);
+  Expr rowMask = mask ? maskAt(queryRow, keyRow) : Expr();
+  define(scores, batch.vars({i, j}),
+         mask ? call(dot, batch.index({i, j})) * scale + finiteMask(rowMask)
+              : call(dot, batch.index({i, j})) * scale);
   define(dpAcc, batch.vars({i, j}), constant(type, 0.0));
   update(dpAcc, batch.index({i, j}),
          call(dpAcc, batch.index({i, j})) +
@@ -794,11 +826,11 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
     // Capped at 0 as in the key pass, keeping a NaN row's NaN.
     Expr exponent = call(scores, batch.index({i, j})) - lse;
     define(num, batch.vars({i, j}),
-           Halide::select(visible(i, j),
-                          softmaxExp(keepNaN(
-                              exponent,
-                              Halide::min(exponent, constant(type, 0.0)))),
-                          constant(type, 0.0)));
+           Halide::select(
+               shown(i, j, rowMask),
+               softmaxExp(keepNaN(exponent,
+                                  Halide::min(exponent, constant(type, 0.0)))),
+               constant(type, 0.0)));
     inverse = constant(type, 1.0);
   } else {
     define(max, batch.vars({i}), lowest(type));
@@ -807,11 +839,14 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
         [&](Expr key) {
           return call(scores, batch.index({i, Halide::min(key, m - 1)}));
         },
-        [&](Expr key) { return key < m && visible(i, key); },
+        [&](Expr key) {
+          Expr at = Halide::min(key, m - 1);
+          return key < m && shown(i, key, mask ? maskAt(queryRow, at) : Expr());
+        },
         {name + "_maxlanes", name + "_rg", name + "_rl"}, type);
     define(num, batch.vars({i, j}),
            Halide::select(
-               visible(i, j),
+               shown(i, j, rowMask),
                softmaxExp(call(scores, batch.index({i, j})) - call(max, rowAt)),
                constant(type, 0.0)));
     define(den, batch.vars({i}), constant(type, 0.0));
@@ -875,8 +910,9 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   // The key pass.
   Func rowLse(name + "_lse"), rowDelta(name + "_delta"),
       queryT(name + "_queryT"), cotangentT(name + "_cotangentT"),
-      dotT(name + "_dotT"), pT(name + "_pT"), dpTAcc(name + "_dpTacc"),
-      dpT(name + "_dpT"), kvAcc(name + "_kvacc"), keys(name + "_keys");
+      maskT(name + "_maskT"), dotT(name + "_dotT"), pT(name + "_pT"),
+      dpTAcc(name + "_dpTacc"), dpT(name + "_dpT"), kvAcc(name + "_kvacc"),
+      keys(name + "_keys");
   define(rowLse, batch.vars({i}), call(rows, batch.index({lastQuery, dk})));
   define(rowDelta, batch.vars({i}),
          call(rows, batch.index({lastQuery, dk + 1})));
@@ -897,14 +933,31 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   // (x86's min returns its second operand for a NaN first); a hidden entry
   // keeps the capped, finite exponent, so its factor 0 gives exactly 0.
   // The call is in both arms of the select, so its bounds stay the tile's.
-  Expr exponentT =
-      call(dotT, batch.index({j, i})) * scale - call(rowLse, batch.index({i}));
+  // The mask by keys (queries innermost, as pT), copied per chunk.
+  Expr keyMask;
+  if (mask) {
+    define(maskT, batch.vars({j, i}), maskAt(lastQuery, lastKey));
+    keyMask = call(maskT, batch.index({j, i}));
+  }
+  Expr scoreT = call(dotT, batch.index({j, i})) * scale;
+  if (mask)
+    scoreT = scoreT + finiteMask(keyMask);
+  Expr keyLse = call(rowLse, batch.index({i}));
+  Expr exponentT = scoreT - keyLse;
   Expr cappedT = Halide::min(exponentT, constant(type, 0.0));
-  define(pT, batch.vars({j, i}),
-         softmaxExp(Halide::select(visible(i, j), keepNaN(exponentT, cappedT),
-                                   cappedT)) *
-             Halide::select(visible(i, j), constant(type, 1.0),
-                            constant(type, 0.0)));
+  Expr shownT = shown(i, j, keyMask);
+  // A masked entry's P is 0, or NaN in a NaN row (its lse NaN): the
+  // softmax of a row with a NaN is NaN at every entry, a -inf one included
+  // (the reference's rule); an entry hidden by `causal` is always 0.
+  Expr hiddenFactor = constant(type, 0.0);
+  if (mask)
+    hiddenFactor =
+        Halide::select(visible(i, j), keepNaN(keyLse, constant(type, 0.0)),
+                       constant(type, 0.0));
+  define(
+      pT, batch.vars({j, i}),
+      softmaxExp(Halide::select(shownT, keepNaN(exponentT, cappedT), cappedT)) *
+          Halide::select(shownT, constant(type, 1.0), hiddenFactor));
   define(dpTAcc, batch.vars({j, i}), constant(type, 0.0));
   update(dpTAcc, batch.index({j, i}),
          call(dpTAcc, batch.index({j, i})) +
@@ -935,6 +988,8 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
       {"cotangentT", cotangentT}, {"dotT", dotT}, {"pT", pT},
       {"dpTacc", dpTAcc}, {"dpT", dpT},        {"dsT", dST},
       {"kvacc", kvAcc}};
+  if (mask)
+    keyStages["maskT"] = maskT;
   std::map<std::string, RDom> keyDomains = {
       {"dotT", rdT}, {"dpTacc", reT}, {"kvacc", ri}};
   auto staticRows = Halide::Internal::as_const_int(n);

@@ -191,6 +191,13 @@ void mlir::attn::codegen::scheduleAttentionGradKeys(OpStages &op,
                       op.domains.at("dotT").x, perChunk, n, m, vector, p);
   scheduleProductTile(op.stages.at("dpT"), op.stages.at("dpTacc"),
                       op.domains.at("dpTacc").x, perChunk, n, m, vector, p);
+  // The chunk's entries of the mask by keys (a transposed read of the
+  // mask's rows, one per query of the chunk).
+  if (op.stages.count("maskT")) {
+    Func maskT = op.stages.at("maskT");
+    maskT.compute_at(perChunk).vectorize(maskT.args()[0], vector,
+                                         TailStrategy::GuardWithIf);
+  }
   Func dST = op.stages.at("dsT");
   dST.compute_at(perChunk).vectorize(dST.args()[0], vector,
                                      TailStrategy::GuardWithIf);

@@ -76,6 +76,29 @@ static void printLevels(OpAsmPrinter &printer, Operation *,
   printer << ']';
 }
 
+/// The types of optional operands in a type list, `, type` for each
+/// operand present: which ones are present is known from the operand list,
+/// so two optional operands in a row stay unambiguous.
+static ParseResult parseOptionalOperandTypes(
+    OpAsmParser &parser, std::optional<OpAsmParser::UnresolvedOperand> first,
+    Type &firstType, std::optional<OpAsmParser::UnresolvedOperand> second,
+    Type &secondType) {
+  if (first && (parser.parseComma() || parser.parseType(firstType)))
+    return failure();
+  if (second && (parser.parseComma() || parser.parseType(secondType)))
+    return failure();
+  return success();
+}
+
+static void printOptionalOperandTypes(OpAsmPrinter &printer, Operation *,
+                                      Value first, Type firstType, Value second,
+                                      Type secondType) {
+  if (first)
+    printer << ", " << firstType;
+  if (second)
+    printer << ", " << secondType;
+}
+
 //===----------------------------------------------------------------------===//
 // Type inference
 //===----------------------------------------------------------------------===//
@@ -374,13 +397,18 @@ LogicalResult AttentionGradOp::inferReturnTypes(
     RegionRange regions, SmallVectorImpl<Type> &inferred) {
   Adaptor adaptor(operands, attributes, properties, regions);
   ShapeErrorAt emitError{location};
-  // The saved statistics have their own element type (verify()).
+  // The saved statistics have their own element type (verify()); the mask
+  // has the others'.
+  SmallVector<Value> typed(operands.take_front(4));
+  if (Value mask = adaptor.getMask())
+    typed.push_back(mask);
   return inferResults(
-      operands.take_front(4), emitError,
+      typed, emitError,
       [&]() {
         return inferAttentionGradShapes(
             shapeOf(adaptor.getQuery()), shapeOf(adaptor.getKey()),
             shapeOf(adaptor.getValue()), shapeOf(adaptor.getCotangent()),
+            optionalShapeOf(adaptor.getMask()),
             optionalShapeOf(adaptor.getLse()), emitError);
       },
       inferred);

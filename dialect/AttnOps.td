@@ -600,13 +600,15 @@ def Attn_ScatterPixelsOp : Attn_InferredShapeOp<"scatter_pixels"> {
 }
 
 def Attn_AttentionGradOp : Attn_Op<"attention_grad",
-    [Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+    [Pure, AttrSizedOperandSegments,
+     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "gradients of softmax attention over keys (fused, FlashAttention-2 style)";
   let description = [{
-    The adjoint of `attn.dot_product %q, %k, %v norm [softmax over keys]
-    scale s [causal]` (no mask, identity feature map): given the cotangent
-    dO of its result O, with S = s Q K^T (keys after their query hidden when
-    `causal`), P = softmax(S) over keys and
+    The adjoint of `attn.dot_product %q, %k, %v [mask %m] norm [softmax
+    over keys] scale s [causal]` (identity feature map) with respect to Q,
+    K and V: given the cotangent dO of its result O, with S = s Q K^T + mask
+    (keys after their query hidden when `causal`, entries whose mask is -inf
+    hidden as in the forward), P = softmax(S) over keys and
     D_i = sum_j P_ij dP_ij = rowsum(dO * O)_i,
 
         dV = P^T dO,   dP = dO V^T,   dS = P * (dP - D),
@@ -625,7 +627,12 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
     Code generation recomputes P from the row statistics one block of rows
     (for dQ) or of keys (for dK and dV) at a time, so no n x m matrix is
     ever stored (docs/training.md). `--attn-grad` emits this op for softmax
-    attention without a mask.
+    attention whose mask, if any, needs no gradient (built from constants
+    and `attn.no_grad` arguments only): the mask's own gradient would be
+    dS, an n x m matrix.
+
+    The optional `mask` operand is the forward's additive mask, (..., n, m)
+    with leading dims that broadcast with the others.
 
     The optional `lse` operand is the row log-sum-exp that the forward
     `attn.dot_product ... with_lse` returned, shape (..., n) over the
@@ -644,6 +651,11 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
         : tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32>,
           tensor<8x128x64xf32>, tensor<8x128xf32>
         -> tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32>
+    // With an additive mask (a padding mask: no gradient of its own).
+    %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %do mask %m scale 0.125
+        : tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32>,
+          tensor<8x128x64xf32>, tensor<128x128xf32>
+        -> tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32>
     ```
   }];
   let arguments = (ins
@@ -651,6 +663,7 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
     Attn_FloatTensor:$key,
     Attn_FloatTensor:$value,
     Attn_FloatTensor:$cotangent,
+    Optional<Attn_FloatTensor>:$mask,
     Optional<Attn_FloatTensor>:$lse,
     DefaultValuedAttr<F64Attr, "1.0">:$scale,
     UnitAttr:$causal
@@ -661,10 +674,12 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
     Attn_FloatTensor:$dvalue
   );
   let assemblyFormat = [{
-    $query `,` $key `,` $value `,` $cotangent (`lse` $lse^)?
+    $query `,` $key `,` $value `,` $cotangent (`mask` $mask^)? (`lse` $lse^)?
     (`scale` $scale^)? (`causal` $causal^)? attr-dict `:` type($query) `,`
-    type($key) `,` type($value) `,` type($cotangent) (`,` type($lse)^)? `->`
-    type($dquery) `,` type($dkey) `,` type($dvalue)
+    type($key) `,` type($value) `,` type($cotangent) ``
+    custom<OptionalOperandTypes>(ref($mask), type($mask), ref($lse),
+                                 type($lse))
+    `->` type($dquery) `,` type($dkey) `,` type($dvalue)
   }];
   let extraClassDeclaration = [{
     static bool isCompatibleReturnTypes(::mlir::TypeRange inferred,

@@ -412,10 +412,10 @@ Shape mlir::attn::inferRowStatisticsShape(ArrayRef<int64_t> result) {
 
 FailureOr<SmallVector<Shape, 3>> mlir::attn::inferAttentionGradShapes(
     ArrayRef<int64_t> query, ArrayRef<int64_t> key, ArrayRef<int64_t> value,
-    ArrayRef<int64_t> cotangent, std::optional<ArrayRef<int64_t>> lse,
-    EmitShapeError emitError) {
+    ArrayRef<int64_t> cotangent, std::optional<ArrayRef<int64_t>> mask,
+    std::optional<ArrayRef<int64_t>> lse, EmitShapeError emitError) {
   FailureOr<Shape> output = inferAttentionShape(
-      query, key, value, std::nullopt, AttentionOperandNames(), emitError);
+      query, key, value, mask, AttentionOperandNames(), emitError);
   if (failed(output))
     return failure();
   if (!areCompatibleShapes(cotangent, *output)) {

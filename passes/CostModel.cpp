@@ -149,6 +149,8 @@ static OpCost attentionGradCost(AttentionGradOp op) {
   uint64_t perScore = 2 * (normFlopsPerElement(NormKind::softmax) + 3);
   if (op.getLse())
     perScore -= 2;
+  if (op.getMask()) // added to the scores in both passes
+    perScore += 2;
   uint64_t floats = saturatingAdd(
       numElements(op.getDquery()),
       saturatingAdd(numElements(op.getDkey()), numElements(op.getDvalue())));

@@ -3,11 +3,11 @@
 // Reverse-mode differentiation of attn functions (design §7). For @f the
 // pass clones f into @f_grad, lowers the clone's attention ops to primitives
 // (the rewrites of the lowering passes; attention with a fused or
-// attention-level rule stays: linear forms, softmax without a mask,
-// attn.deformable), then walks the ops backwards and emits each one's
-// adjoint rule as attn ops. The result is
-// ordinary attn IR: cost, reassociation, verification and codegen apply to
-// it unchanged. Passes.td states the signature; docs/training.md the rules.
+// attention-level rule stays: linear forms, softmax whose mask needs no
+// gradient, attn.deformable), then walks the ops backwards and emits each
+// one's adjoint rule as attn ops. The result is ordinary attn IR: cost,
+// reassociation, verification and codegen apply to it unchanged. Passes.td
+// states the signature; docs/training.md the rules.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +22,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::attn {
@@ -93,11 +95,37 @@ bool hasLinearGradient(DotProductAttentionOp op) {
          steps[0].getKind() != NormKind::softmax;
 }
 
+/// The arguments of the function being differentiated that are marked
+/// `{attn.no_grad}` (by position: the same in f and in its clone).
+using NoGradArgs = llvm::SmallBitVector;
+
+/// Whether `value` needs no gradient: it is computed from constants and
+/// `{attn.no_grad}` arguments only (a padding mask, a causal fill).
+bool isGradientFree(Value value, const NoGradArgs &noGrad) {
+  SmallVector<Value> pending = {value};
+  llvm::DenseSet<Value> seen;
+  while (!pending.empty()) {
+    Value next = pending.pop_back_val();
+    if (!seen.insert(next).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(next)) {
+      if (!isa<func::FuncOp>(arg.getOwner()->getParentOp()) ||
+          !noGrad.test(arg.getArgNumber()))
+        return false;
+      continue;
+    }
+    llvm::append_range(pending, next.getDefiningOp()->getOperands());
+  }
+  return true;
+}
+
 /// Softmax attention whose gradient --attn-grad writes as one fused
 /// attn.attention_grad (FlashAttention-2's recomputation; no n x m matrix):
-/// no mask, and one step besides `none`: softmax over keys.
-bool hasFusedSoftmaxGradient(DotProductAttentionOp op) {
-  if (op.getMask())
+/// one step besides `none`, softmax over keys, and a mask (if any) that
+/// needs no gradient, which would be the n x m matrix dS itself.
+bool hasFusedSoftmaxGradient(DotProductAttentionOp op,
+                             const NoGradArgs &noGrad) {
+  if (Value mask = op.getMask(); mask && !isGradientFree(mask, noGrad))
     return false;
   SmallVector<NormStepAttr> steps;
   for (Attribute attr : op.getNorm())
@@ -133,7 +161,8 @@ struct ChunkCausalLinear : OpRewritePattern<DotProductAttentionOp> {
 /// Builds the adjoints of one function's primitive body.
 class Differentiator {
 public:
-  explicit Differentiator(OpBuilder &builder) : b(builder) {}
+  Differentiator(OpBuilder &builder, const NoGradArgs &noGrad)
+      : b(builder), noGrad(noGrad) {}
 
   /// Adds `adjoint` to the adjoint of `value`.
   void accumulate(Value value, Value adjoint) {
@@ -191,6 +220,7 @@ private:
   Value zerosOfType(Location loc, Value like);
 
   OpBuilder &b;
+  const NoGradArgs &noGrad;
   llvm::DenseMap<Value, Value> adjoints;
   llvm::DenseMap<Operation *, Value> savedLse;
 };
@@ -341,9 +371,9 @@ void Differentiator::softmaxAttention(DotProductAttentionOp op, Value g) {
   Location loc = op.getLoc();
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   Value phiQ = mapped(op, q), phiK = mapped(op, k);
-  auto grad =
-      AttentionGradOp::create(b, loc, phiQ, phiK, v, g, savedLse.lookup(op),
-                              op.getScale(), op.getCausal());
+  auto grad = AttentionGradOp::create(b, loc, phiQ, phiK, v, g, op.getMask(),
+                                      savedLse.lookup(op), op.getScale(),
+                                      op.getCausal());
   // phi' is elementwise in the operand, so the sums over broadcast dims go
   // first (feature_map_grad takes operands of one shape).
   accumulate(q, throughMap(op, q, unbroadcast(loc, grad.getDquery(), q)));
@@ -467,7 +497,7 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         return success();
       })
       .Case([&](DotProductAttentionOp op) -> LogicalResult {
-        if (hasFusedSoftmaxGradient(op)) {
+        if (hasFusedSoftmaxGradient(op, noGrad)) {
           softmaxAttention(op, g);
           return success();
         }
@@ -605,10 +635,11 @@ bool isFloatTensor(Type type) {
 /// The attention ops of `f`'s body whose gradient is one
 /// attn.attention_grad, in order: those whose row statistics
 /// save-statistics saves.
-SmallVector<DotProductAttentionOp> fusedSoftmaxOps(func::FuncOp f) {
+SmallVector<DotProductAttentionOp> fusedSoftmaxOps(func::FuncOp f,
+                                                   const NoGradArgs &noGrad) {
   SmallVector<DotProductAttentionOp> ops;
   for (auto op : f.getBody().front().getOps<DotProductAttentionOp>())
-    if (hasFusedSoftmaxGradient(op))
+    if (hasFusedSoftmaxGradient(op, noGrad))
       ops.push_back(op);
   return ops;
 }
@@ -671,6 +702,9 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
              << type << " is not a ranked float tensor";
 
   MLIRContext *context = f.getContext();
+  NoGradArgs noGrad(f.getNumArguments());
+  for (unsigned i = 0; i < f.getNumArguments(); ++i)
+    noGrad[i] = static_cast<bool>(f.getArgAttr(i, kNoGrad));
   func::FuncOp grad = f.clone();
   grad.setSymName(name);
   grad.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
@@ -683,8 +717,8 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
   // log-sum-exp; f returns it.
   SmallVector<DotProductAttentionOp> savingOps, cloneOps;
   if (saveStatistics) {
-    savingOps = fusedSoftmaxOps(f);
-    cloneOps = fusedSoftmaxOps(grad);
+    savingOps = fusedSoftmaxOps(f, noGrad);
+    cloneOps = fusedSoftmaxOps(grad, noGrad);
     for (DotProductAttentionOp &op : savingOps)
       op = withLse(op);
   }
@@ -703,9 +737,10 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
   walkAndApplyPatterns(grad, std::move(chunking));
   // The forward in primitive form: every rule below is for a primitive.
   RewritePatternSet patterns(context);
-  populateLowerDoubleNormPatterns(patterns, [](DotProductAttentionOp op) {
-    return !hasLinearGradient(op) && !hasFusedSoftmaxGradient(op);
-  });
+  populateLowerDoubleNormPatterns(
+      patterns, [&noGrad](DotProductAttentionOp op) {
+        return !hasLinearGradient(op) && !hasFusedSoftmaxGradient(op, noGrad);
+      });
   populateLowerDeformablePatterns(patterns, /*bilinearGather=*/true,
                                   /*deformable=*/primitiveDeformable);
   patterns.add<LowerEfficient>(context);
@@ -714,7 +749,7 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
   Block &body = grad.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   OpBuilder b(ret);
-  Differentiator differentiator(b);
+  Differentiator differentiator(b, noGrad);
   SmallVector<Type> inputs(f.getFunctionType().getInputs());
   for (Value result : ret.getOperands()) {
     BlockArgument cotangent = body.addArgument(result.getType(), f.getLoc());

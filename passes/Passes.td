@@ -199,8 +199,12 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
     its `attn.broadcast`, a feature map `attn.feature_map_grad`, a prefix
     sum the reverse (suffix) sum, a causal mask a causal mask of 0, a pixel
     gather `attn.scatter_pixels`, and reshapes and slices their inverses.
-    Floors and constants pass no gradient. Attention with no mask, no
-    causal flag and one `none`, `count over keys` or `sum over keys` step
+    Floors and constants pass no gradient. Softmax attention over keys
+    whose mask (if any) needs no gradient (it is computed from constants
+    and `{attn.no_grad}` arguments only) is not lowered: its gradient is
+    one `attn.attention_grad` with the same mask, which stores no n x m
+    matrix; a mask that needs a gradient keeps the primitive form, whose
+    dS is that gradient. Attention with no mask, no causal flag and one `none`, `count over keys` or `sum over keys` step
     is not lowered: its gradient is written as attention ops over the
     transposed roles (dQ from dO, V, phi(K); dK from V, dO, phi(Q); dV from
     phi(K), phi(Q), dO), which --attn-reassociate makes linear in n as it
@@ -222,7 +226,8 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
 
     With `save-statistics`, the forward saves what the fused softmax
     backward needs: every `attn.dot_product` of @f that the gradient
-    differentiates with `attn.attention_grad` (softmax over keys, no mask)
+    differentiates with `attn.attention_grad` (softmax over keys, with a
+    mask that needs no gradient or none)
     gets `with_lse`, and @f returns, after its own results, the row
     log-sum-exp of each, in the order of the ops in @f's body (f32, f64 for
     f64 operands; the attention's result shape without its last dim). @f_grad

@@ -263,6 +263,33 @@ void splitAxis(const std::vector<int64_t> &shape, int64_t axis, int64_t &outer,
   inner = static_cast<int64_t>(innerProduct);
 }
 
+/// Checks an additive attention mask (..., n, m) against checked query, key
+/// and value; bc becomes the broadcast of all four operands' leading dims
+/// (the mask is operand 3).
+Status checkMask(const char *op, const Tensor &mask, const Tensor &query,
+                 const Tensor &key, const Tensor &value, Broadcast &bc) {
+  if (Status s = checkTensor(op, "mask", mask); !s)
+    return s;
+  if (Status s = checkRankAtLeast2(op, "mask", mask, "(..., n, m)"); !s)
+    return s;
+  const int64_t n = query.shape[query.rank() - 2];
+  const int64_t m = key.shape[key.rank() - 2];
+  int64_t mn = mask.shape[mask.rank() - 2], mm = mask.shape.back();
+  if (mn != n || mm != m)
+    return fail(op, "mask " + mask.shapeString() + " must end in " +
+                        std::to_string(n) + "x" + std::to_string(m) +
+                        " (queries x keys) for query " + query.shapeString() +
+                        " and key " + key.shapeString());
+  if (!broadcastShapes({leadingDims(query, 2), leadingDims(key, 2),
+                        leadingDims(value, 2), leadingDims(mask, 2)},
+                       bc))
+    return fail(op, "leading dims do not broadcast: query " +
+                        query.shapeString() + ", key " + key.shapeString() +
+                        ", value " + value.shapeString() + ", mask " +
+                        mask.shapeString());
+  return Status::ok();
+}
+
 /// Common checks of the (..., n, dk) x (..., m, dk) x (..., m, dv) attention
 /// operands; fills the broadcast of their leading dims (and of `extra`).
 Status checkQKV(const char *op, const char *qName, const Tensor &q,
@@ -970,25 +997,9 @@ Status dotProductAttention(const Tensor &query, const Tensor &key,
     return s;
   const int64_t n = query.shape[query.rank() - 2], dk = query.shape.back();
   const int64_t m = key.shape[key.rank() - 2], dv = value.shape.back();
-  if (mask) {
-    if (Status s = checkTensor(op, "mask", *mask); !s)
+  if (mask)
+    if (Status s = checkMask(op, *mask, query, key, value, bc); !s)
       return s;
-    if (Status s = checkRankAtLeast2(op, "mask", *mask, "(..., n, m)"); !s)
-      return s;
-    int64_t mn = mask->shape[mask->rank() - 2], mm = mask->shape.back();
-    if (mn != n || mm != m)
-      return fail(op, "mask " + mask->shapeString() + " must end in " +
-                          std::to_string(n) + "x" + std::to_string(m) +
-                          " (queries x keys) for query " + query.shapeString() +
-                          " and key " + key.shapeString());
-    if (!broadcastShapes({leadingDims(query, 2), leadingDims(key, 2),
-                          leadingDims(value, 2), leadingDims(*mask, 2)},
-                         bc))
-      return fail(op, "leading dims do not broadcast: query " +
-                          query.shapeString() + ", key " + key.shapeString() +
-                          ", value " + value.shapeString() + ", mask " +
-                          mask->shapeString());
-  }
   if (!validMap(map))
     return fail(op, "unknown feature map");
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -1123,12 +1134,15 @@ Status dotProductAttention(const Tensor &query, const Tensor &key,
 Status attentionGrad(const Tensor &query, const Tensor &key,
                      const Tensor &value, const Tensor &cotangent, double scale,
                      bool causal, Tensor &dQuery, Tensor &dKey, Tensor &dValue,
-                     const Tensor *lse) {
+                     const Tensor *lse, const Tensor *mask) {
   const char *op = "attentionGrad";
   Broadcast bc;
   if (Status s = checkQKV(op, "query", query, "key", key, "value", value, bc);
       !s)
     return s;
+  if (mask)
+    if (Status s = checkMask(op, *mask, query, key, value, bc); !s)
+      return s;
   if (Status s = checkTensor(op, "cotangent", cotangent); !s)
     return s;
   if (!std::isfinite(scale))
@@ -1189,18 +1203,26 @@ Status attentionGrad(const Tensor &query, const Tensor &key,
       double *gk = dk_.data.data() + b * m * dk;
       double *gv = dv_.data.data() + b * m * dv;
       const double *savedLse = lse ? lse->data.data() + b * n : nullptr;
+      const double *msk =
+          mask ? mask->data.data() + bc.index(3, b) * n * m : nullptr;
       for (int64_t i = 0; i < n; ++i) {
         double *pi = p.data() + i * m, *dpi = dp.data() + i * m;
         for (int64_t j = 0; j < rowEnd(i); ++j) {
           double acc = 0.0;
           for (int64_t d = 0; d < dk; ++d)
             acc += q[i * dk + d] * k[j * dk + d];
-          pi[j] = acc * scale;
+          acc *= scale;
+          // A -inf mask entry hides its score whatever Q and K give, as in
+          // the forward.
+          if (msk)
+            acc = msk[i * m + j] == -kInf ? -kInf : acc + msk[i * m + j];
+          pi[j] = acc;
         }
         // P from the saved log-sum-exp (+inf: an empty row, P = 0), else by
         // the forward's rule, non-finite scores included (hidden entries
         // 0); the rest is IEEE arithmetic over every (i, j).
         if (savedLse) {
+          // A masked score is -inf: P = 0, or NaN in a NaN row (lse NaN).
           for (int64_t j = 0; j < rowEnd(i); ++j)
             pi[j] = savedLse[i] == kInf ? 0.0 : std::exp(pi[j] - savedLse[i]);
         } else {

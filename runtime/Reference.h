@@ -209,11 +209,14 @@ Status dotProductAttention(const Tensor &query, const Tensor &key,
 /// gradient has the broadcast leading dims (not summed over them). With
 /// `lse` (the row log-sum-exp the forward saved, (..., n) over the broadcast
 /// leading dims), P = exp(S - lse) on the visible keys instead of a softmax
-/// recomputed from S.
+/// recomputed from S. With `mask` (additive, (..., n, m), leading dims
+/// broadcasting with the others), S = scale Q K^T + mask, and a -inf mask
+/// entry hides its score as in dotProductAttention; the mask gets no
+/// gradient here (it would be dS).
 Status attentionGrad(const Tensor &query, const Tensor &key,
                      const Tensor &value, const Tensor &cotangent, double scale,
                      bool causal, Tensor &dQuery, Tensor &dKey, Tensor &dValue,
-                     const Tensor *lse = nullptr);
+                     const Tensor *lse = nullptr, const Tensor *mask = nullptr);
 
 /// Efficient attention (Shen et al.). query (..., n, dk), key (..., m, dk),
 /// value (..., m, dv) -> (..., n, dv). Leading dims broadcast.

@@ -1183,6 +1183,26 @@ func.func @attention_grad_lse_type(%q: tensor<16x8xf64>, %k: tensor<24x8xf64>, %
 
 // -----
 
+// attention_grad: the mask follows attn.dot_product's rule, queries x keys.
+func.func @attention_grad_mask_shape(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>, %g: tensor<16x4xf32>, %mask: tensor<24x16xf32>) {
+  // expected-error @+2 {{'attn.attention_grad' op failed to infer returned types}}
+  // expected-error @+1 {{mask must be 16x24 (queries x keys) in its last two dims, got 24x16}}
+  %0:3 = attn.attention_grad %q, %k, %v, %g mask %mask : tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32>, tensor<16x4xf32>, tensor<24x16xf32> -> tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32>
+  return
+}
+
+// -----
+
+// attention_grad: the mask has the attention operands' element type.
+func.func @attention_grad_mask_type(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>, %g: tensor<16x4xf32>, %mask: tensor<16x24xf64>) {
+  // expected-error @+2 {{'attn.attention_grad' op failed to infer returned types}}
+  // expected-error @+1 {{operands must share one element type, got}}
+  %0:3 = attn.attention_grad %q, %k, %v, %g mask %mask : tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32>, tensor<16x4xf32>, tensor<16x24xf64> -> tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32>
+  return
+}
+
+// -----
+
 // attention_grad: the cotangent has the attention's result shape.
 func.func @attention_grad_cotangent(%q: tensor<2x16x8xf32>, %k: tensor<2x24x8xf32>, %v: tensor<2x24x4xf32>, %g: tensor<2x16x8xf32>) {
   // expected-error @+2 {{'attn.attention_grad' op failed to infer returned types}}

@@ -528,6 +528,24 @@ func.func @attention_grad_lse(%q: tensor<2x3x16x8xf32>, %k: tensor<2x1x24x8xf32>
 
 // -----
 
+// attn.attention_grad with an additive mask (broadcast over the heads and,
+// with it, a mask that broadcasts the batch to 3 heads), alone and with a
+// saved log-sum-exp: the types follow the operands' order.
+// CHECK-LABEL: func.func @attention_grad_mask
+// CHECK: attn.attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} mask %{{.+}} scale 5.000000e-01 : tensor<2x1x16x8xf32>, tensor<2x1x24x8xf32>, tensor<2x1x24x4xf32>, tensor<2x3x16x4xf32>, tensor<3x16x24xf32> -> tensor<2x3x16x8xf32>, tensor<2x3x24x8xf32>, tensor<2x3x24x4xf32>
+// CHECK: attn.attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} mask %{{.+}} lse %{{.+}} causal : tensor<2x1x16x8xf32>, tensor<2x1x24x8xf32>, tensor<2x1x24x4xf32>, tensor<2x3x16x4xf32>, tensor<3x16x24xf32>, tensor<2x3x16xf32> -> tensor<2x3x16x8xf32>, tensor<2x3x24x8xf32>, tensor<2x3x24x4xf32>
+func.func @attention_grad_mask(%q: tensor<2x1x16x8xf32>, %k: tensor<2x1x24x8xf32>, %v: tensor<2x1x24x4xf32>, %g: tensor<2x3x16x4xf32>, %mask: tensor<3x16x24xf32>, %lse: tensor<2x3x16xf32>) {
+  %0:3 = attn.attention_grad %q, %k, %v, %g mask %mask scale 0.5
+      : tensor<2x1x16x8xf32>, tensor<2x1x24x8xf32>, tensor<2x1x24x4xf32>, tensor<2x3x16x4xf32>, tensor<3x16x24xf32>
+      -> tensor<2x3x16x8xf32>, tensor<2x3x24x8xf32>, tensor<2x3x24x4xf32>
+  %1:3 = attn.attention_grad %q, %k, %v, %g mask %mask lse %lse causal
+      : tensor<2x1x16x8xf32>, tensor<2x1x24x8xf32>, tensor<2x1x24x4xf32>, tensor<2x3x16x4xf32>, tensor<3x16x24xf32>, tensor<2x3x16xf32>
+      -> tensor<2x3x16x8xf32>, tensor<2x3x24x8xf32>, tensor<2x3x24x4xf32>
+  return
+}
+
+// -----
+
 // attn.attention_grad, the fused softmax backward: gradients over the
 // broadcast batch (K and V shared by the 3 query heads here), causal and
 // dynamic sizes.

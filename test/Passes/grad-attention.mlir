@@ -5,7 +5,8 @@
 // docs/training.md). Every CHECK block below is one @f_grad, in full.
 
 // Softmax attention, causal, with an additive mask broadcast over the
-// heads, in primitive form: P recomputed, dV = P^T dO, dP = dO V^T,
+// heads that needs a gradient (an argument without attn.no_grad), in
+// primitive form: P recomputed, dV = P^T dO, dP = dO V^T,
 // dS = P (dP - rowsum(dP P)), hidden entries masked, then dQ = scale dS K and
 // dK = scale dS^T Q; the mask's gradient is dS summed over the heads.
 // CHECK-LABEL: func.func @causal_masked_grad(
@@ -29,6 +30,21 @@
 // CHECK-NEXT: %[[V16:[a-z0-9_]+]] = attn.matmul %[[V14]], %arg0 transpose_lhs : tensor<2x8x8xf32>, tensor<2x8x4xf32> -> tensor<2x8x4xf32>
 // CHECK-NEXT: return %[[V15]], %[[V16]], %[[V6]], %[[V13]] : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x3xf32>, tensor<8x8xf32>
 func.func @causal_masked(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x3xf32>, %mask: tensor<8x8xf32>) -> tensor<2x8x3xf32> {
+  %o = attn.dot_product %q, %k, %v mask %mask norm [softmax over keys] scale 5.000000e-01 causal
+      : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x3xf32>, tensor<8x8xf32> -> tensor<2x8x3xf32>
+  return %o : tensor<2x8x3xf32>
+}
+
+// -----
+
+// The same softmax attention with a mask that needs no gradient (an
+// attn.no_grad argument): one fused attn.attention_grad that takes the
+// mask (no n x m matrix); the mask gets no gradient.
+// CHECK-LABEL: func.func @padded_softmax_grad(
+// CHECK-SAME: %arg0: tensor<2x8x4xf32>, %arg1: tensor<2x8x4xf32>, %arg2: tensor<2x8x3xf32>, %arg3: tensor<8x8xf32>, %arg4: tensor<2x8x3xf32>) -> (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x3xf32>) attributes {{[{]}}attn.gradient_of = @padded_softmax}
+// CHECK-NEXT: %[[DQ:[a-z0-9_]+]], %[[DK:[a-z0-9_]+]], %[[DV:[a-z0-9_]+]] = attn.attention_grad %arg0, %arg1, %arg2, %arg4 mask %arg3 scale 5.000000e-01 causal : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x3xf32>, tensor<2x8x3xf32>, tensor<8x8xf32> -> tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x3xf32>
+// CHECK-NEXT: return %[[DQ]], %[[DK]], %[[DV]] : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x3xf32>
+func.func @padded_softmax(%q: tensor<2x8x4xf32>, %k: tensor<2x8x4xf32>, %v: tensor<2x8x3xf32>, %mask: tensor<8x8xf32> {attn.no_grad}) -> tensor<2x8x3xf32> {
   %o = attn.dot_product %q, %k, %v mask %mask norm [softmax over keys] scale 5.000000e-01 causal
       : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x3xf32>, tensor<8x8xf32> -> tensor<2x8x3xf32>
   return %o : tensor<2x8x3xf32>

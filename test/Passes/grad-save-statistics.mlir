@@ -46,6 +46,26 @@ func.func @two_layers(%q: tensor<2x3x16x8xf32>, %k: tensor<2x1x16x8xf32>, %v: te
 
 // -----
 
+// A mask that needs no gradient (an attn.no_grad argument): the masked
+// softmax's gradient is fused too, so its lse is saved, and its
+// attn.attention_grad takes the mask and the lse.
+// CHECK-LABEL: func.func @padded(
+// CHECK-SAME: -> (tensor<2x16x4xf32>, tensor<2x16xf32> {attn.saved_statistics})
+// CHECK: attn.dot_product %arg0, %arg1, %arg2 mask %arg3 norm [softmax over keys] with_lse
+// CHECK-LABEL: func.func @padded_grad(
+// CHECK-SAME: %arg4: tensor<2x16x4xf32>, %arg5: tensor<2x16xf32> {attn.saved_statistics}) -> (tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x4xf32>)
+// CHECK: attn.attention_grad %arg0, %arg1, %arg2, %arg4 mask %arg3 lse %arg5 :
+// RECOMPUTE-LABEL: func.func @padded_grad(
+// RECOMPUTE: attn.attention_grad %arg0, %arg1, %arg2, %arg4 mask %arg3 :
+func.func @padded(%q: tensor<2x16x8xf32>, %k: tensor<2x16x8xf32>, %v: tensor<2x16x4xf32>, %mask: tensor<16x16xf32> {attn.no_grad})
+    -> tensor<2x16x4xf32> {
+  %o = attn.dot_product %q, %k, %v mask %mask norm [softmax over keys]
+      : tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x4xf32>, tensor<16x16xf32> -> tensor<2x16x4xf32>
+  return %o : tensor<2x16x4xf32>
+}
+
+// -----
+
 // bf16 storage: the lse is f32 (softmax statistics are f32, design §8),
 // and f64 operands give an f64 lse; dynamic rows stay dynamic. Two saved
 // ops, in order.

@@ -559,18 +559,22 @@ def broadcast_ops(b):
 
 def attention_grad(b):
     rng = b.rng
-    q, k, v, _, out = attention_operands(b, False)
+    q, k, v, mask, out = attention_operands(b, rng.random() < 0.3)
     do = b.arg(b.shape_like(out))
     lead = out[:-2]
     shapes = [lead + q.shape[-2:], lead + k.shape[-2:], lead + v.shape[-2:]]
     text = f"attn.attention_grad {q.name}, {k.name}, {v.name}, {do.name}"
+    operands = [q, k, v, do]
+    if mask:
+        text += f" mask {mask.name}"
+        operands.append(mask)
     if rng.random() < 0.6:
         text += " scale " + fmt(rng.choice([0.125, -0.5, 1.0]))
     if rng.random() < 0.4:
         text += " causal"
     b.macs *= 3
     b.differentiable = False
-    return b.ops3(text, [q, k, v, do], shapes)
+    return b.ops3(text, operands, shapes)
 
 
 def deformable_grad(b):
