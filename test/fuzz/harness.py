@@ -63,8 +63,20 @@ class Outcome:
         return self.kind not in ("ok", "rejected")
 
 
+# A sanitizer build (scripts/test.sh --sanitize sets ASAN_OPTIONS) maps
+# terabytes of shadow memory at start-up, which no address-space limit
+# allows: its tools get ASan's own limit on one allocation instead (over it
+# an allocation fails as under the address-space limit).
+SANITIZED = "ASAN_OPTIONS" in os.environ
+TOOL_ENV = dict(os.environ)
+if SANITIZED:
+    TOOL_ENV["ASAN_OPTIONS"] = (os.environ["ASAN_OPTIONS"] +
+                                f":max_allocation_size_mb={MEMORY_LIMIT >> 20}")
+
+
 def limit_memory():
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    if not SANITIZED:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     # A crashing tool writes no core file into the working directory.
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
@@ -88,7 +100,7 @@ def run(args, timeout, stdin=None):
     """Runs a tool; returns its Outcome and stdout."""
     try:
         proc = subprocess.run(args, input=stdin, capture_output=True, timeout=timeout,
-                              preexec_fn=limit_memory)
+                              preexec_fn=limit_memory, env=TOOL_ENV)
     except subprocess.TimeoutExpired:
         return Outcome("hang", args, signature=f"hang {os.path.basename(args[0])}"), ""
     stdout = proc.stdout.decode(errors="replace")
