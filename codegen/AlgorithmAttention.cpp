@@ -705,7 +705,8 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
 //
 // With a mask, the scores of both passes add it (the key pass through
 // <name>_maskT (b, j, i), the mask by keys), and an entry whose mask is
-// -inf is hidden as a causal one is.
+// -inf is hidden as a causal one is, except in a NaN row, where its P is
+// NaN (the softmax rule of the reference: a NaN row is NaN everywhere).
 //
 // The results dQ, dK and dV are slices of rows and keys (elementwise ops).
 LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {

@@ -56,6 +56,8 @@ class Kernel:
         self.name = native.name
         self.arguments = [TensorSpec(*a) for a in native.arguments]
         self.results = [TensorSpec(*r) for r in native.results]
+        # The trailing results that are saved statistics (save_statistics).
+        self.saved_statistics = native.saved_statistics
 
     def __repr__(self):
         def show(specs):
@@ -107,7 +109,8 @@ class Kernel:
 
 
 def compile(spec, func="", *, target="host", aot=False, grad=False,
-            pipeline="", default_pipeline=True, tuning_cache="",
+            save_statistics=False, pipeline="", default_pipeline=True,
+            tuning_cache="",
             autoscheduler="", schedule=None, shapes=None, name="<spec>"):
     """Compiles function `func` of the attn spec text `spec` (the only
     function with a body when func is empty) into a kernel of this process.
@@ -118,6 +121,11 @@ def compile(spec, func="", *, target="host", aot=False, grad=False,
     grad: compile @func_grad (--attn-grad): its arguments are func's, then
         one cotangent per result; its results the gradients of the
         arguments not marked {attn.no_grad}.
+    save_statistics: as --attn-grad=save-statistics=1 (docs/training.md,
+        "Saved statistics"): @func also returns the row log-sum-exp of each
+        softmax attention whose gradient is fused, after its own results
+        (Kernel.saved_statistics counts them), and with grad=True
+        @func_grad takes them after the cotangents.
     pipeline / default_pipeline: as attn-run's --pass-pipeline and
         --no-default-pipeline.
     tuning_cache, autoscheduler: as attn-run's flags of those names.
@@ -131,9 +139,9 @@ def compile(spec, func="", *, target="host", aot=False, grad=False,
     params = [f"{k}={v}" for k, v in (schedule or {}).items()]
     estimates = [[int(d) for d in s] for s in (shapes or [])]
     try:
-        native = _attn.compile(spec, name, func, target, aot, grad, pipeline,
-                               default_pipeline, tuning_cache, autoscheduler,
-                               params, estimates)
+        native = _attn.compile(spec, name, func, target, aot, grad,
+                               save_statistics, pipeline, default_pipeline,
+                               tuning_cache, autoscheduler, params, estimates)
     except Error as error:
         # The library words its errors for attn-run's flags.
         text = str(error)
@@ -154,6 +162,10 @@ def torch_op(spec, func="", **options):
     (attn::<func>_<hash of spec and options>) with a fake implementation,
     so it runs inside torch.compile'd models, and with autograd through the
     gradient kernel @func_grad, compiled at the first backward. Returns the
-    op; call it with torch tensors. `options` are compile()'s."""
+    op; call it with torch tensors. `options` are compile()'s; with
+    save_statistics=True the forward saves its softmax row log-sum-exp for
+    the backward instead of the backward recomputing it, and the op
+    returned is a function over the custom op that returns f's own
+    results only."""
     from ._torch import register
     return register(spec, func, options)

@@ -63,6 +63,9 @@ def register(spec, func, options):
     op = torch.library.custom_op(f"attn::{forward.name}_{key}", run,
                                  mutates_args=(),
                                  schema=_schema(names, len(results)))
+    # save_statistics: the last `saved` results are the row log-sum-exp
+    # that the backward takes; the user sees f's own results.
+    saved = forward.saved_statistics
 
     @op.register_fake
     def _(*args):
@@ -73,21 +76,32 @@ def register(spec, func, options):
     differentiable = list(forward._native.differentiable)
     if differentiable:
         _register_gradient(op, spec, func, options, key, forward.name, names,
-                           results, dtypes, differentiable, result_shapes)
-    _registered[key] = op
-    return op
+                           results, dtypes, differentiable, result_shapes,
+                           saved)
+    user_op = op
+    if saved:
+        primal = len(results) - saved
+
+        def user_op(*args):
+            outs = _as_tuple(op(*args))[:primal]
+            return outs[0] if primal == 1 else outs
+        user_op.custom_op = op
+    _registered[key] = user_op
+    return user_op
 
 
 def _register_gradient(op, spec, func, options, key, name, names, results,
-                       dtypes, differentiable, result_shapes):
+                       dtypes, differentiable, result_shapes, saved):
     compiled = {}
+    primal = len(results) - saved
 
     def gradient(*args):
         if "kernel" not in compiled:
             compiled["kernel"] = compile(spec, func, grad=True, **options)
         return compiled["kernel"](*args)
 
-    grad_names = _schema_names(names + [f"d{r.name}" for r in results])
+    grad_names = _schema_names(names + [f"d{r.name}" for r in results[:primal]]
+                               + [f"lse{i}" for i in range(saved)])
     grad_op = torch.library.custom_op(
         f"attn::{name}_grad_{key}", gradient, mutates_args=(),
         schema=_schema(grad_names, len(differentiable)))
@@ -98,16 +112,21 @@ def _register_gradient(op, spec, func, options, key, name, names, results,
         return outs[0] if len(outs) == 1 else outs
 
     def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(*inputs)
+        statistics = _as_tuple(output)[primal:]
+        ctx.mark_non_differentiable(*statistics)
+        ctx.save_for_backward(*inputs, *statistics)
 
     def backward(ctx, *cotangents):
-        inputs = ctx.saved_tensors
+        tensors = ctx.saved_tensors
+        inputs, statistics = tensors[:len(names)], tensors[len(names):]
         shapes = result_shapes(inputs)
-        # Autograd may pass None (a result not used) or a broadcast view.
+        # Autograd may pass None (a result not used) or a broadcast view;
+        # the statistics get no cotangent (they are not differentiated).
         dresults = [torch.zeros(shape, dtype=dtype) if c is None
                     else c.contiguous()
-                    for c, shape, dtype in zip(cotangents, shapes, dtypes)]
-        grads = _as_tuple(grad_op(*inputs, *dresults))
+                    for c, shape, dtype in zip(cotangents[:primal], shapes,
+                                               dtypes)]
+        grads = _as_tuple(grad_op(*inputs, *dresults, *statistics))
         full = [None] * len(inputs)
         for index, grad in zip(differentiable, grads):
             full[index] = grad

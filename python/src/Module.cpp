@@ -151,6 +151,7 @@ NB_MODULE(_attn, m) {
       .def_prop_ro("results",
                    [](const SpecKernel &k) { return describe(k.results()); })
       .def_prop_ro("differentiable", &SpecKernel::differentiable)
+      .def_prop_ro("saved_statistics", &SpecKernel::savedStatistics)
       .def("result_shapes",
            [](SpecKernel &k, const std::vector<std::vector<int64_t>> &shapes) {
              std::vector<std::vector<int64_t>> results;
@@ -192,14 +193,16 @@ NB_MODULE(_attn, m) {
       "compile",
       [](const std::string &spec, const std::string &specName,
          const std::string &func, const std::string &target, bool aot,
-         bool grad, const std::string &passPipeline, bool runPipeline,
-         const std::string &tuningCache, const std::string &autoscheduler,
+         bool grad, bool saveStatistics, const std::string &passPipeline,
+         bool runPipeline, const std::string &tuningCache,
+         const std::string &autoscheduler,
          const std::vector<std::string> &scheduleParams,
          const std::vector<std::vector<int64_t>> &shapeEstimates) {
-        CompileRequest request{spec,          specName,    func,
-                               target,        aot,         grad,
-                               passPipeline,  runPipeline, tuningCache,
-                               autoscheduler, scheduleParams, shapeEstimates};
+        CompileRequest request{spec,           specName,    func,
+                               target,         aot,         grad,
+                               saveStatistics, passPipeline, runPipeline,
+                               tuningCache,    autoscheduler, scheduleParams,
+                               shapeEstimates};
         std::unique_ptr<SpecKernel> kernel;
         std::string error;
         {
@@ -212,7 +215,7 @@ NB_MODULE(_attn, m) {
       },
       nb::arg("spec"), nb::arg("spec_name"), nb::arg("func"),
       nb::arg("target"), nb::arg("aot"), nb::arg("grad"),
-      nb::arg("pass_pipeline"), nb::arg("run_pipeline"),
+      nb::arg("save_statistics"), nb::arg("pass_pipeline"), nb::arg("run_pipeline"),
       nb::arg("tuning_cache"), nb::arg("autoscheduler"),
       nb::arg("schedule_params"), nb::arg("shape_estimates"));
 }

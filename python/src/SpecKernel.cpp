@@ -104,9 +104,15 @@ std::unique_ptr<SpecKernel> SpecKernel::compile(const CompileRequest &request,
     if (!func->getArgAttr(i, "attn.no_grad"))
       self->gradArgs.push_back(static_cast<int>(i));
   func::FuncOp compiled = *func;
-  if (request.grad) {
-    if (failed(api::addGradients(spec, {func->getSymName().str()})))
+  // save-statistics changes @func too (it returns the statistics), so it
+  // runs for a forward kernel as well.
+  if (request.grad || request.saveStatistics)
+    if (failed(api::addGradients(spec, {func->getSymName().str()},
+                                 request.saveStatistics)))
       return fail("");
+  if (!request.grad)
+    self->saved = func->getNumResults() - api::primalResultCount(*func);
+  if (request.grad) {
     FailureOr<func::FuncOp> grad = api::gradientOf(*func, message);
     if (failed(grad))
       return fail(message);

@@ -35,6 +35,10 @@ struct CompileRequest {
   std::string target = "host";
   bool aot = false;  ///< ahead of time (static library, linked, loaded)
   bool grad = false; ///< compile @func_grad (--attn-grad) instead
+  /// --attn-grad=save-statistics=1: @func also returns the row log-sum-exp
+  /// of its fused softmax attention ops, and @func_grad takes them after
+  /// the cotangents (docs/training.md, "Saved statistics").
+  bool saveStatistics = false;
   std::string passPipeline; ///< "": attn-default-pipeline
   bool runPipeline = true;
   std::string tuningCache;
@@ -66,6 +70,9 @@ public:
   /// order: for a gradient kernel, result i is the gradient of argument
   /// differentiable()[i] of @f.
   const std::vector<int> &differentiable() const { return gradArgs; }
+  /// The trailing results that are saved statistics (a forward compiled
+  /// with saveStatistics), 0 otherwise.
+  unsigned savedStatistics() const { return saved; }
 
   bool resultShapes(const std::vector<std::vector<int64_t>> &inputShapes,
                     std::vector<std::vector<int64_t>> &shapes,
@@ -82,6 +89,7 @@ private:
   std::string funcName;
   std::vector<TensorInfo> args, outs;
   std::vector<int> gradArgs;
+  unsigned saved = 0;
 };
 
 } // namespace attn::python

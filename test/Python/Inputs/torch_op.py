@@ -68,3 +68,21 @@ q, k, v = (a.detach().requires_grad_() for a in args)
 dq, dk = torch.autograd.grad(frozen(q, k, v), (q, k), cotangent)
 assert torch.allclose(dq, expected_grads[0], rtol=0, atol=1e-12)
 print("no_grad: ok")
+
+# save_statistics: the forward kernel also returns the row log-sum-exp,
+# which the gradient kernel takes instead of recomputing it; the op returns
+# f's own result only.
+kernel = attn.compile(SPEC, save_statistics=True)
+assert kernel.saved_statistics == 1, kernel
+o, lse = kernel(*args)
+expected_lse = torch.logsumexp(0.25 * args[0] @ args[1].transpose(1, 2), -1)
+assert torch.allclose(o, expected, rtol=0, atol=1e-12)
+assert torch.allclose(lse, expected_lse, rtol=0, atol=1e-12)
+saving = attn.torch_op(SPEC, save_statistics=True)
+out = saving(*args)
+assert torch.allclose(out, expected, rtol=0, atol=1e-12)
+for name, g, e in zip("qkv", torch.autograd.grad(out, args, cotangent),
+                      expected_grads):
+    assert torch.allclose(g, e, rtol=0, atol=1e-12), name
+assert torch.autograd.gradcheck(saving, args)
+print("save_statistics: ok")
