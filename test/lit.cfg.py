@@ -36,7 +36,10 @@ venv_bin = os.path.dirname(config.python_executable)
 config.substitutions.append(("%cmake", os.path.join(venv_bin, "cmake")))
 config.substitutions.append(("%ninja", os.path.join(venv_bin, "ninja")))
 
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# HL_COMPILER_STACK_SIZE: scripts/test.sh --sanitize sets it (Halide then
+# compiles without swapcontext, docs/reliability.md).
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
+                                     "HL_COMPILER_STACK_SIZE"])
 # attn-compile reads the default tuning cache ($XDG_CACHE_HOME/attn/...):
 # tests get an empty one of their own, never the user's tuned schedules.
 config.environment["XDG_CACHE_HOME"] = os.path.join(config.test_exec_root, "xdg-cache")
