@@ -704,7 +704,7 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
 // `scale` for x < dk.
 //
 // With a mask, the scores of both passes add it (the key pass through
-// <name>_maskT (b, j, i), the mask by keys), and an entry whose mask is
+// <name>_maskT, the mask transposed over its own dims), and an entry whose mask is
 // -inf is hidden as a causal one is, except in a NaN row, where its P is
 // NaN (the softmax rule of the reference: a NaN row is NaN everywhere).
 //
@@ -934,11 +934,19 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   // (x86's min returns its second operand for a NaN first); a hidden entry
   // keeps the capped, finite exponent, so its factor 0 gives exactly 0.
   // The call is in both arms of the select, so its bounds stay the tile's.
-  // The mask by keys (queries innermost, as pT), copied per chunk.
+  // The mask by keys (queries innermost, as pT): a transposed copy over
+  // the mask's own dims, so a mask shared by the heads is transposed once.
   Expr keyMask;
   if (mask) {
-    define(maskT, batch.vars({j, i}), maskAt(lastQuery, lastKey));
-    keyMask = call(maskT, batch.index({j, i}));
+    size_t mr = mask->rank();
+    std::vector<Var> vars = makeVars(mr);
+    Index at = toExprs(vars);
+    std::swap(at[mr - 2], at[mr - 1]);
+    define(maskT, vars, (*mask)(at));
+    std::vector<Expr> shape = mask->shape;
+    std::swap(shape[mr - 2], shape[mr - 1]);
+    keyMask = batch.operand(TensorFunc{maskT, shape, type},
+                            {lastKey, lastQuery});
   }
   Expr scoreT = call(dotT, batch.index({j, i})) * scale;
   if (mask)

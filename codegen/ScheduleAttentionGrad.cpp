@@ -182,6 +182,8 @@ void mlir::attn::codegen::scheduleAttentionGradKeys(OpStages &op,
   int64_t queries = op.info.at("queries");
   scheduleTransposedCopy(op.stages.at("queryT"), vector, queries);
   scheduleTransposedCopy(op.stages.at("cotangentT"), vector, queries);
+  if (op.stages.count("maskT")) // the mask by keys, once for every head
+    scheduleTransposedCopy(op.stages.at("maskT"), vector, queries);
   SplitChoice chunk = chooseSplit(n, p.queryChunk);
   RVar chunkLoop = scheduleChunkedAccumulator(
       op.stages.at("kvacc"), op.domains.at("kvacc").x, block, cols, m,
@@ -191,13 +193,6 @@ void mlir::attn::codegen::scheduleAttentionGradKeys(OpStages &op,
                       op.domains.at("dotT").x, perChunk, n, m, vector, p);
   scheduleProductTile(op.stages.at("dpT"), op.stages.at("dpTacc"),
                       op.domains.at("dpTacc").x, perChunk, n, m, vector, p);
-  // The chunk's entries of the mask by keys (a transposed read of the
-  // mask's rows, one per query of the chunk).
-  if (op.stages.count("maskT")) {
-    Func maskT = op.stages.at("maskT");
-    maskT.compute_at(perChunk).vectorize(maskT.args()[0], vector,
-                                         TailStrategy::GuardWithIf);
-  }
   Func dST = op.stages.at("dsT");
   dST.compute_at(perChunk).vectorize(dST.args()[0], vector,
                                      TailStrategy::GuardWithIf);
