@@ -474,30 +474,42 @@ void KernelBuilder::markSharedColumnSums() {
   }
 }
 
-/// A pointwise op (add, mul, div, scale) that the kernel returns, with an
-/// operand that an attn.matmul of the same shape computes for it alone: the
-/// op is recorded as that product's epilogue (info "epilogueOf", the
-/// product's index in algorithm.ops), so the schedule may compute the
-/// product in the op's own output tiles instead of writing it to memory
-/// and reading it back (scheduleKernel). The rounding of a 16-bit result
-/// (arith.truncf, of the pointwise op or of the product itself) is part of
-/// the epilogue: the returned truncf is then the op that owns the tiles,
-/// with the pointwise op inlined into it.
+/// A pointwise op (add, mul, div, scale, feature_map_grad) that the kernel
+/// returns, with an operand that an attn.matmul of the same shape computes
+/// for it alone, directly or through a chain of pointwise ops that each feed
+/// only the next (the gradient's dK = phi'(K) (V dC^T + 1 dz^T)): the
+/// returned op is recorded as that product's epilogue (info "epilogueOf",
+/// the product's index in algorithm.ops), so the schedule may compute the
+/// product in the op's own output tiles instead of writing it to memory and
+/// reading it back (scheduleKernel); the chain is inlined into the tiles.
+/// The rounding of a 16-bit result (arith.truncf, of the pointwise op or of
+/// the product itself) is part of the epilogue: the returned truncf is then
+/// the op that owns the tiles, with the pointwise op inlined into it.
+static bool isPointwise(Operation *op) {
+  return op && isa<AddOp, MulOp, DivOp, ScaleOp, FeatureMapGradOp>(op);
+}
+
 void KernelBuilder::markEpilogue(Value returned) {
   Operation *epilogue = returned.getDefiningOp();
   SmallVector<Value> operands;
   if (auto rounding = dyn_cast_or_null<arith::TruncFOp>(epilogue)) {
     Value rounded = rounding.getIn();
     Operation *pointwise = rounded.getDefiningOp();
-    if (pointwise && isa<AddOp, MulOp, DivOp, ScaleOp>(pointwise) &&
-        rounded.hasOneUse())
+    if (isPointwise(pointwise) && rounded.hasOneUse())
       llvm::append_range(operands, pointwise->getOperands());
     else
       operands.push_back(rounded);
-  } else if (epilogue && isa<AddOp, MulOp, DivOp, ScaleOp>(epilogue)) {
+  } else if (isPointwise(epilogue)) {
     llvm::append_range(operands, epilogue->getOperands());
   } else {
     return;
+  }
+  // The operands of single-use pointwise ops in the chain, breadth first
+  // (a direct operand is preferred).
+  for (size_t i = 0; i < operands.size(); ++i) {
+    Operation *inner = operands[i].getDefiningOp();
+    if (isPointwise(inner) && operands[i].hasOneUse())
+      llvm::append_range(operands, inner->getOperands());
   }
   size_t epilogueIndex = opIndex(returned);
   if (epilogueIndex == algorithm.ops.size())

@@ -170,6 +170,13 @@ void scheduleTransposedCopy(Halide::Func copy, int vector, int64_t rowLength);
 /// parallelizes the fused loop, which it returns.
 Halide::Var parallelOuter(Halide::Func f, Halide::Var start, size_t first);
 
+/// Vectorizes dim 0 of `f` (a root or output Func of `tensor`'s shape) and
+/// runs its other dims, fused into one row loop, in parallel tasks of about
+/// kElementwiseTaskElements elements. Returns the row loop inside a task
+/// (dim 0 of `f` if it has no other dim), where per-row values go.
+Halide::Var parallelRowBlocks(Halide::Func f, const TensorFunc &tensor,
+                              int vector);
+
 // Per-family schedules (one file each).
 void scheduleElementwise(OpStages &op, ScheduleContext &ctx);
 void scheduleGather(OpStages &op, const ScheduleContext &ctx);

@@ -12,25 +12,35 @@
 
 using namespace mlir::attn::codegen;
 
-/// The lhs, when another op computes it and that op is inlined (an
-/// elementwise op such as elu + 1), is evaluated once per element a block
-/// or chunk reads, vectorized, in that block's task: inlined, it was a
-/// scalar computation per broadcast of the register tile (elu's exp once
-/// per element, in scalar code). Its blocks partition the lhs, so nothing
-/// is computed twice. (The rhs is read whole by every block, so it stays
-/// as it is.)
+/// An operand (`role`: "lhs" or "rhs"), when another op computes it and
+/// that op is inlined (an elementwise op such as elu + 1), is evaluated
+/// once per element a block or chunk reads, vectorized, in that block's
+/// task: inlined, it was a scalar computation per broadcast of the register
+/// tile (elu's exp once per element, in scalar code), or, for the rhs of a
+/// chunked product, once per register tile of rows. The lhs blocks of a
+/// tiled product partition it, so nothing is computed twice; its rhs is
+/// read whole by every block, so only a chunked product (whose chunks
+/// partition both operands) computes its rhs per task.
+static void computeOperandPerTask(OpStages &op, const char *role,
+                                  const ScheduleContext &ctx,
+                                  const std::vector<Halide::Func> &consumers,
+                                  Halide::LoopLevel task, int vector) {
+  auto operand = op.stages.find(role);
+  if (operand == op.stages.end() || !ctx.inlined.count(operand->second.name()))
+    return;
+  // (in(Func) names the wrapper <operand>_in_<consumer>; in(vector) names
+  // it <operand>_wrapper.)
+  Halide::Func perTask = consumers.size() == 1
+                             ? operand->second.in(consumers[0])
+                             : operand->second.in(consumers);
+  perTask.compute_at(task).vectorize(perTask.args()[0], vector,
+                                     Halide::TailStrategy::GuardWithIf);
+}
+
 static void computeLhsPerTask(OpStages &op, const ScheduleContext &ctx,
                               const std::vector<Halide::Func> &consumers,
                               Halide::LoopLevel task, int vector) {
-  auto lhs = op.stages.find("lhs");
-  if (lhs == op.stages.end() || !ctx.inlined.count(lhs->second.name()))
-    return;
-  // (in(Func) names the wrapper <lhs>_in_<consumer>; in(vector) names it
-  // <lhs>_wrapper.)
-  Halide::Func perTask = consumers.size() == 1 ? lhs->second.in(consumers[0])
-                                               : lhs->second.in(consumers);
-  perTask.compute_at(task).vectorize(perTask.args()[0], vector,
-                                     Halide::TailStrategy::GuardWithIf);
+  computeOperandPerTask(op, "lhs", ctx, consumers, task, vector);
 }
 
 /// The rhs copied per block and column tile into a contiguous panel
@@ -176,6 +186,13 @@ void mlir::attn::codegen::scheduleGemm(OpStages &op, ScheduleContext &ctx) {
       }
       computeLhsPerTask(op, ctx, lhsReaders,
                         Halide::LoopLevel(chunked.tiles, chunked.u), vector);
+      // Not when the rhs is the lhs (their reader is the same wrapper).
+      auto lhs = op.stages.find("lhs");
+      if (lhs == op.stages.end() ||
+          lhs->second.name() != op.stages.at("rhs").name())
+        computeOperandPerTask(op, "rhs", ctx, {chunked.operandReader},
+                              Halide::LoopLevel(chunked.tiles, chunked.u),
+                              vector);
       std::vector<Halide::Var> args = out.args();
       out.vectorize(args[0], vector, Halide::TailStrategy::GuardWithIf);
       return;

@@ -36,29 +36,33 @@ void mlir::attn::codegen::scheduleNormalize(OpStages &op,
     return;
   }
   size_t halideDim = rank - 1 - op.info.at("dim");
-  out.vectorize(args[0], vector, TailStrategy::GuardWithIf);
-  if (rank > 1)
-    out.parallel(args.back());
+  Var row = parallelRowBlocks(out, op.result, vector);
+  // Along rows (dim innermost): each row's statistics next to it, the exps
+  // stored per row; across rows: the statistics over positions in parallel
+  // chunks, the exps recomputed where read (a root copy of them was a
+  // serial pass writing the whole tensor).
+  bool alongRows = halideDim == 0 && rank > 1;
   for (const char *role : {"max", "sum"}) {
     auto stage = op.stages.find(role);
     if (stage == op.stages.end())
       continue;
     Func stat = stage->second;
-    if (halideDim == 0 && rank > 1)
-      stat.compute_at(out, args.back()); // a row at a time
+    if (alongRows)
+      scheduleRowStatistic(stat, r, out, row, vector);
     else if (halideDim == 0)
       stat.compute_root();
     else
       schedulePositionReduction(stat, r, ctx);
   }
   auto exp = op.stages.find("exp");
-  if (exp != op.stages.end()) {
+  if (exp != op.stages.end() && alongRows) {
     std::vector<Var> expArgs = exp->second.args();
-    if (halideDim == 0 && rank > 1)
-      exp->second.compute_at(out, args.back());
-    else
-      exp->second.compute_root();
-    exp->second.vectorize(expArgs[0], vector, TailStrategy::GuardWithIf);
+    exp->second.compute_at(out, row).vectorize(expArgs[0], vector,
+                                               TailStrategy::GuardWithIf);
+  } else if (exp != op.stages.end() && halideDim == 0) {
+    std::vector<Var> expArgs = exp->second.args();
+    exp->second.compute_root().vectorize(expArgs[0], vector,
+                                         TailStrategy::GuardWithIf);
   }
 }
 
@@ -155,16 +159,33 @@ static ChunkedProduct tileChunkPartial(Func partial, Halide::RVar positions,
   parallelFrom(tiles, u);
   partial.compute_at(tiles, u).vectorize(e, width);
   Var dOuter("d_outer"), dInner("d_inner");
-  std::vector<Halide::VarOrRVar> order = {e, dInner, dOuter, blockOuter};
+  // Columns wider than a register tile of gemm.tileVectors vectors run in
+  // column tiles, outside the row tiles: the tile keeps tileRows x tileCols
+  // accumulators in registers (all 512 columns of external attention's
+  // dMk were 128 of them, spilled: 4.6 ms for a 1.2 ms product), and the
+  // block's rows of that column tile stay in L1 for every row tile.
+  int staticCols = static_cast<int>(*Halide::Internal::as_const_int(cols));
+  int tileCols = width * std::max(1, ctx.params.gemm.tileVectors);
+  bool columnTiles = staticCols > tileCols && staticCols % tileCols == 0;
+  Var eTile("e_tile"), eIn("e_in");
+  Halide::Stage update = partial.update();
+  update.split(d, dOuter, dInner, tileRows, TailStrategy::GuardWithIf);
+  Var lanesOf = e;
+  std::vector<Halide::VarOrRVar> order;
+  if (columnTiles) {
+    update.split(e, eTile, eIn, tileCols);
+    lanesOf = eIn;
+    order = {eIn, dInner, dOuter, eTile, blockOuter};
+  } else {
+    order = {e, dInner, dOuter, blockOuter};
+  }
   order.insert(order.end(), others.begin(), others.end());
   // The tile's sum into the partial unrolled like the tile itself, so the
   // accumulators go from registers straight into it (not through the
   // stack).
   Var eOuter("e_outer"), eLanes("e_lanes");
-  partial.update()
-      .split(d, dOuter, dInner, tileRows, TailStrategy::GuardWithIf)
-      .reorder(order)
-      .split(e, eOuter, eLanes, width)
+  update.reorder(order)
+      .split(lanesOf, eOuter, eLanes, width)
       .vectorize(eLanes)
       .unroll(eOuter)
       .unroll(dInner);

@@ -4,6 +4,7 @@
 #include "dialect/AttnAttrs.h"
 #include "dialect/AttnOps.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
 

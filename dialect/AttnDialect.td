@@ -36,6 +36,8 @@ def Attn_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasCanonicalizer = 0;
+  // Canonicalization may reshape with tensor ops (AttnFolds.cpp).
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
 class Attn_Op<string mnemonic, list<Trait> traits = []>

@@ -2,6 +2,7 @@
 
 #include "dialect/AttnOps.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <cmath>
@@ -146,11 +147,94 @@ struct UseTransposedTwin : OpRewritePattern<MatmulOp> {
   }
 };
 
+/// A sum over positions of a product's rows times another matrix,
+/// reduce_sum(P o Y, dim 0) with P = X op(W), when the contraction of Y
+/// and X over the same positions is computed earlier in the block: by
+/// sum_n sum_e X[n,e] W[j,e] Y[n,j] = sum_e W[j,e] (Y^T X)[j,e], the sum
+/// is one over W o (Y^T X), dk x dv values instead of n x dk. Gradients
+/// make it (efficient attention's column-softmax backward, whose
+/// sum_n dK'[n,j] softmax(K)[n,j] is the trace of dC^T C), and P is then
+/// left with its other use alone. Exact in real arithmetic; the sum runs
+/// in another order.
+struct SumOfProductFromContraction : OpRewritePattern<ReduceSumOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// An earlier attn.matmul lhs^T rhs (a contraction over dim 0 of both).
+  static MatmulOp earlierContraction(Value lhs, Value rhs, Operation *before) {
+    for (Operation *user : lhs.getUsers()) {
+      auto product = dyn_cast<MatmulOp>(user);
+      if (product && product.getLhs() == lhs && product.getRhs() == rhs &&
+          product.getTransposeLhs() && !product.getTransposeRhs() &&
+          product->getBlock() == before->getBlock() &&
+          product->isBeforeInBlock(before))
+        return product;
+    }
+    return {};
+  }
+
+  LogicalResult matchAndRewrite(ReduceSumOp op,
+                                PatternRewriter &rewriter) const override {
+    auto resultType = cast<RankedTensorType>(op.getType());
+    if (op.getDim() != 0 || resultType.getRank() != 2 ||
+        !resultType.hasStaticShape())
+      return rewriter.notifyMatchFailure(
+          op, "not a sum over dim 0 of a static matrix");
+    auto mul = op.getInput().getDefiningOp<MulOp>();
+    if (!mul || mul.getLhs().getType() != mul.getRhs().getType() ||
+        mul.getLhs().getType() != op.getInput().getType())
+      return rewriter.notifyMatchFailure(
+          op, "input is not an attn.mul of two operands of its shape");
+    for (auto [productValue, other] : {std::pair(mul.getLhs(), mul.getRhs()),
+                                       std::pair(mul.getRhs(), mul.getLhs())}) {
+      auto product = productValue.getDefiningOp<MatmulOp>();
+      if (!product || product.getTransposeLhs())
+        continue;
+      Value x = product.getLhs(), w = product.getRhs();
+      Location loc = op.getLoc();
+      if (!product.getTransposeRhs()) {
+        // P = X W, W e x j: sum over dim 0 of W o (X^T Y).
+        MatmulOp contraction = earlierContraction(x, other, op);
+        if (!contraction || contraction.getType() != w.getType())
+          continue;
+        Value weighted = MulOp::create(rewriter, loc, w.getType(), w,
+                                       contraction.getResult());
+        rewriter.replaceOpWithNewOp<ReduceSumOp>(op, resultType, weighted, 0);
+        return success();
+      }
+      // P = X W^T, W j x e: sum over dim 1 of W o (Y^T X), j x 1,
+      // reshaped to 1 x j.
+      MatmulOp contraction = earlierContraction(other, x, op);
+      if (!contraction || contraction.getType() != w.getType())
+        continue;
+      auto wType = cast<RankedTensorType>(w.getType());
+      Value weighted =
+          MulOp::create(rewriter, loc, wType, w, contraction.getResult());
+      auto columnType = RankedTensorType::get({wType.getDimSize(0), 1},
+                                              wType.getElementType());
+      Value column =
+          ReduceSumOp::create(rewriter, loc, columnType, weighted, 1);
+      SmallVector<ReassociationIndices> both = {{0, 1}};
+      Value flat = tensor::CollapseShapeOp::create(rewriter, loc, column, both);
+      rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(op, resultType, flat,
+                                                         both);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(
+        op, "no product operand whose contraction with the other operand "
+            "is computed earlier");
+  }
+};
+
 } // namespace
 
 void MatmulOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                            MLIRContext *context) {
   patterns.add<UseTransposedTwin>(context);
+}
+
+void ReduceSumOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                              MLIRContext *context) {
+  patterns.add<SumOfProductFromContraction>(context);
 }
 
 void ScaleOp::getCanonicalizationPatterns(RewritePatternSet &patterns,

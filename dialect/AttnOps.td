@@ -417,6 +417,7 @@ def Attn_ReduceSumOp : Attn_InferredShapeOp<"reduce_sum"> {
   let assemblyFormat = [{
     $input `dim` $dim attr-dict `:` type($input) `->` type($result)
   }];
+  let hasCanonicalizer = 1;
 }
 
 def Attn_BilinearGatherOp : Attn_InferredShapeOp<"bilinear_gather"> {

@@ -295,3 +295,62 @@ func.func @not_a_twin(%k: tensor<4x4xf32>, %v: tensor<4x4xf32>, %g: tensor<4x4xf
   %s = attn.add %a, %c : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
   return %s : tensor<4x4xf32>
 }
+
+// -----
+
+// A sum over positions of (X W^T) o Y, with Y^T X computed earlier, is the
+// sum over W o (Y^T X) along its rows (efficient attention's gradient: the
+// column softmax's sum_n dK'[n,j] softmax(K)[n,j]), reshaped to a row; the
+// product P = X W^T keeps only its other use.
+// CHECK-LABEL: func.func @sum_of_product_rhs_transposed
+// CHECK-SAME: (%[[Y:[a-z0-9_]+]]: tensor<64x4xf32>, %[[X:[a-z0-9_]+]]: tensor<64x3xf32>, %[[W:[a-z0-9_]+]]: tensor<4x3xf32>)
+// CHECK-NEXT: %[[C:[a-z0-9_]+]] = attn.matmul %[[Y]], %[[X]] transpose_lhs : tensor<64x4xf32>, tensor<64x3xf32> -> tensor<4x3xf32>
+// CHECK-NEXT: %[[P:[a-z0-9_]+]] = attn.matmul %[[X]], %[[W]] transpose_rhs
+// CHECK-NEXT: %[[WC:[a-z0-9_]+]] = attn.mul %[[W]], %[[C]] : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+// CHECK-NEXT: %[[COL:[a-z0-9_]+]] = attn.reduce_sum %[[WC]] dim 1 : tensor<4x3xf32> -> tensor<4x1xf32>
+// CHECK-NEXT: %[[FLAT:[a-z0-9_]+]] = tensor.collapse_shape %[[COL]] {{\[\[}}0, 1]] : tensor<4x1xf32> into tensor<4xf32>
+// CHECK-NEXT: %[[ROW:[a-z0-9_]+]] = tensor.expand_shape %[[FLAT]] {{\[\[}}0, 1]] output_shape [1, 4] : tensor<4xf32> into tensor<1x4xf32>
+// CHECK-NEXT: return %[[C]], %[[P]], %[[ROW]]
+func.func @sum_of_product_rhs_transposed(%y: tensor<64x4xf32>, %x: tensor<64x3xf32>, %w: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<64x4xf32>, tensor<1x4xf32>) {
+  %c = attn.matmul %y, %x transpose_lhs : tensor<64x4xf32>, tensor<64x3xf32> -> tensor<4x3xf32>
+  %p = attn.matmul %x, %w transpose_rhs : tensor<64x3xf32>, tensor<4x3xf32> -> tensor<64x4xf32>
+  %m = attn.mul %p, %y : tensor<64x4xf32>, tensor<64x4xf32> -> tensor<64x4xf32>
+  %s = attn.reduce_sum %m dim 0 : tensor<64x4xf32> -> tensor<1x4xf32>
+  return %c, %p, %s : tensor<4x3xf32>, tensor<64x4xf32>, tensor<1x4xf32>
+}
+
+// -----
+
+// P = X W (W not transposed): the sum over dim 0 of W o (X^T Y) is already
+// a row. The product operand may be either side of the mul.
+// CHECK-LABEL: func.func @sum_of_product_plain
+// CHECK-SAME: (%[[Y:[a-z0-9_]+]]: tensor<64x4xf32>, %[[X:[a-z0-9_]+]]: tensor<64x3xf32>, %[[W:[a-z0-9_]+]]: tensor<3x4xf32>)
+// CHECK-NEXT: %[[C:[a-z0-9_]+]] = attn.matmul %[[X]], %[[Y]] transpose_lhs : tensor<64x3xf32>, tensor<64x4xf32> -> tensor<3x4xf32>
+// CHECK-NEXT: %[[WC:[a-z0-9_]+]] = attn.mul %[[W]], %[[C]] : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+// CHECK-NEXT: %[[ROW:[a-z0-9_]+]] = attn.reduce_sum %[[WC]] dim 0 : tensor<3x4xf32> -> tensor<1x4xf32>
+// CHECK-NEXT: return %[[C]], %[[ROW]]
+func.func @sum_of_product_plain(%y: tensor<64x4xf32>, %x: tensor<64x3xf32>, %w: tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<1x4xf32>) {
+  %c = attn.matmul %x, %y transpose_lhs : tensor<64x3xf32>, tensor<64x4xf32> -> tensor<3x4xf32>
+  %p = attn.matmul %x, %w : tensor<64x3xf32>, tensor<3x4xf32> -> tensor<64x4xf32>
+  %m = attn.mul %y, %p : tensor<64x4xf32>, tensor<64x4xf32> -> tensor<64x4xf32>
+  %s = attn.reduce_sum %m dim 0 : tensor<64x4xf32> -> tensor<1x4xf32>
+  return %c, %s : tensor<3x4xf32>, tensor<1x4xf32>
+}
+
+// -----
+
+// Left alone: no earlier contraction (it comes after the sum), a sum along
+// rows, and a broadcasting mul.
+// CHECK-LABEL: func.func @sum_of_product_left_alone
+// CHECK-COUNT-3: attn.reduce_sum %{{.*}} dim {{[01]}} : tensor<64x4xf32>
+// CHECK-NOT: tensor.expand_shape
+func.func @sum_of_product_left_alone(%y: tensor<64x4xf32>, %x: tensor<64x3xf32>, %w: tensor<4x3xf32>, %r: tensor<1x4xf32>) -> (tensor<1x4xf32>, tensor<4x3xf32>, tensor<64x1xf32>, tensor<1x4xf32>) {
+  %p = attn.matmul %x, %w transpose_rhs : tensor<64x3xf32>, tensor<4x3xf32> -> tensor<64x4xf32>
+  %m = attn.mul %p, %y : tensor<64x4xf32>, tensor<64x4xf32> -> tensor<64x4xf32>
+  %s = attn.reduce_sum %m dim 0 : tensor<64x4xf32> -> tensor<1x4xf32>
+  %c = attn.matmul %y, %x transpose_lhs : tensor<64x4xf32>, tensor<64x3xf32> -> tensor<4x3xf32>
+  %rows = attn.reduce_sum %m dim 1 : tensor<64x4xf32> -> tensor<64x1xf32>
+  %b = attn.mul %p, %r : tensor<64x4xf32>, tensor<1x4xf32> -> tensor<64x4xf32>
+  %s2 = attn.reduce_sum %b dim 0 : tensor<64x4xf32> -> tensor<1x4xf32>
+  return %s, %c, %rows, %s2 : tensor<1x4xf32>, tensor<4x3xf32>, tensor<64x1xf32>, tensor<1x4xf32>
+}
