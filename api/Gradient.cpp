@@ -64,9 +64,9 @@ mlir::attn::api::gradientArgumentNames(func::FuncOp func,
 }
 
 LogicalResult mlir::attn::api::bindCotangents(
-    func::FuncOp func, ArrayRef<rt::Tensor> inputs,
-    ArrayRef<std::string> files, std::optional<uint64_t> randomSeed,
-    std::vector<rt::Tensor> &cotangents, std::string &error) {
+    func::FuncOp func, ArrayRef<rt::Tensor> inputs, ArrayRef<std::string> files,
+    std::optional<RandomValues> random, std::vector<rt::Tensor> &cotangents,
+    std::string &error) {
   unsigned numResults = primalResultCount(func);
   std::string fname = "@" + func.getSymName().str();
   if (!files.empty() && files.size() != numResults) {
@@ -75,7 +75,7 @@ LogicalResult mlir::attn::api::bindCotangents(
             " results (one cotangent dO per result, in order)";
     return failure();
   }
-  if (files.empty() && !randomSeed) {
+  if (files.empty() && !random) {
     error = "--grad needs a cotangent per result of " + fname +
             ": --cotangent dO.npy (once per result) or --random SEED";
     return failure();
@@ -95,9 +95,9 @@ LogicalResult mlir::attn::api::bindCotangents(
         dynamic ? forward[i].shape
                 : std::vector<int64_t>(typeShape.begin(), typeShape.end());
     if (files.empty()) {
-      if (failed(makeRandomTensor(
-              shape, *randomSeed + func.getNumArguments() + i,
-              cotangents[i]))) {
+      if (failed(makeRandomTensor(shape,
+                                  random->seed + func.getNumArguments() + i,
+                                  cotangents[i], random->low, random->high))) {
         error = "cannot allocate the cotangent of result #" +
                 std::to_string(i);
         return failure();

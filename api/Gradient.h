@@ -10,6 +10,7 @@
 #define ATTN_API_GRADIENT_H
 
 #include "api/Console.h"
+#include "api/KernelCheck.h"
 #include "api/SpecLoader.h"
 #include "runtime/Tensor.h"
 
@@ -46,14 +47,14 @@ std::vector<std::string> gradientArgumentNames(func::FuncOp func,
                                                ArrayRef<std::string> argNames);
 
 /// One cotangent per result of `func`: `files[i]` (.npy) for result i when
-/// files are given (exactly one per result), else uniform [0, 1) values
-/// from `randomSeed` + (number of arguments) + i. A result with dynamic dims
-/// takes the shape the reference runtime gives it on `inputs`. A cotangent
-/// whose shape is not its result's is an error naming both.
+/// files are given (exactly one per result), else uniform values in
+/// `random`'s range from its seed + (number of arguments) + i. A result with
+/// dynamic dims takes the shape the reference runtime gives it on `inputs`. A
+/// cotangent whose shape is not its result's is an error naming both.
 LogicalResult bindCotangents(func::FuncOp func,
                              ArrayRef<::attn::runtime::Tensor> inputs,
                              ArrayRef<std::string> files,
-                             std::optional<uint64_t> randomSeed,
+                             std::optional<RandomValues> random,
                              std::vector<::attn::runtime::Tensor> &cotangents,
                              std::string &error);
 

@@ -14,11 +14,12 @@ namespace rt = ::attn::runtime;
 
 LogicalResult mlir::attn::api::makeRandomTensor(std::vector<int64_t> shape,
                                                 uint64_t seed,
-                                                rt::Tensor &tensor) {
+                                                rt::Tensor &tensor, double low,
+                                                double high) {
   tensor = rt::Tensor(std::move(shape));
   if (tensor.numElements() != rt::checkedNumElements(tensor.shape))
     return failure();
-  rt::fillUniform(tensor, seed);
+  rt::fillUniform(tensor, seed, low, high);
   for (double &value : tensor.data)
     value = static_cast<float>(value);
   return success();
@@ -49,7 +50,8 @@ double mlir::attn::api::defaultCheckTolerance(func::FuncOp func) {
 std::string mlir::attn::api::makeRandomInput(RankedTensorType type,
                                              int64_t dynamicSize, uint64_t seed,
                                              const std::string &name,
-                                             rt::Tensor &input) {
+                                             rt::Tensor &input, double low,
+                                             double high) {
   std::vector<int64_t> shape;
   for (int64_t dim : type.getShape()) {
     if (ShapedType::isDynamic(dim)) {
@@ -61,7 +63,7 @@ std::string mlir::attn::api::makeRandomInput(RankedTensorType type,
     }
     shape.push_back(dim);
   }
-  if (failed(makeRandomTensor(std::move(shape), seed, input)))
+  if (failed(makeRandomTensor(std::move(shape), seed, input, low, high)))
     return "input '" + name + "' (" + input.shapeString() +
            ") is too large to allocate";
   // Values a bf16 or f16 argument holds exactly.

@@ -33,11 +33,21 @@ constexpr double kDefaultCheckTolerance = 1e-4;
 /// over up to 2^12 terms (bf16: 1.61e-2, f16: 2.44e-3).
 double defaultCheckTolerance(func::FuncOp func);
 
-/// A uniform [0, 1) tensor of `shape` generated from `seed`, rounded to f32
-/// so f32 kernels and the reference see the same numbers. Fails (leaving
-/// `tensor` with the shape and no data) if it is too large to allocate.
+/// Random inputs: uniform values in [low, high) from `seed` (attn-run
+/// --random, --random-range).
+struct RandomValues {
+  uint64_t seed = 1;
+  double low = 0.0;
+  double high = 1.0;
+};
+
+/// A uniform [low, high) tensor of `shape` generated from `seed`, rounded
+/// to f32 so f32 kernels and the reference see the same numbers. Fails
+/// (leaving `tensor` with the shape and no data) if it is too large to
+/// allocate.
 LogicalResult makeRandomTensor(std::vector<int64_t> shape, uint64_t seed,
-                               ::attn::runtime::Tensor &tensor);
+                               ::attn::runtime::Tensor &tensor,
+                               double low = 0.0, double high = 1.0);
 
 /// makeRandomTensor for an argument of `type`, rounded to its element type
 /// (bf16 and f16 arguments get values they hold exactly); dynamic dims take
@@ -45,7 +55,8 @@ LogicalResult makeRandomTensor(std::vector<int64_t> shape, uint64_t seed,
 /// success.
 std::string makeRandomInput(RankedTensorType type, int64_t dynamicSize,
                             uint64_t seed, const std::string &name,
-                            ::attn::runtime::Tensor &input);
+                            ::attn::runtime::Tensor &input, double low = 0.0,
+                            double high = 1.0);
 
 /// How far kernel results are from the reference's: max abs err = largest
 /// |kernel - reference|, max rel err = max abs err / max |reference| over all

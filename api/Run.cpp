@@ -23,7 +23,7 @@ namespace rt = ::attn::runtime;
 
 LogicalResult mlir::attn::api::bindInputs(
     func::FuncOp func, ArrayRef<std::string> argNames,
-    ArrayRef<std::string> files, std::optional<uint64_t> randomSeed,
+    ArrayRef<std::string> files, std::optional<RandomValues> random,
     int64_t dynamicSize, std::vector<rt::Tensor> &inputs, std::string &error) {
   auto fail = [&](const Twine &message) {
     error = message.str();
@@ -75,12 +75,12 @@ LogicalResult mlir::attn::api::bindInputs(
     if (given[i])
       continue;
     auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
-    if (!randomSeed || !type)
+    if (!random || !type)
       return fail("missing input '" + argNames[i] + "' (argument #" + Twine(i) +
                   " of @" + func.getSymName() + "); pass --input " +
                   argNames[i] + "=file.npy or --random SEED");
-    error = makeRandomInput(type, dynamicSize, *randomSeed + i, argNames[i],
-                            inputs[i]);
+    error = makeRandomInput(type, dynamicSize, random->seed + i, argNames[i],
+                            inputs[i], random->low, random->high);
     if (!error.empty())
       return failure();
   }

@@ -12,6 +12,7 @@
 
 #include "api/Compile.h"
 #include "api/Console.h"
+#include "api/KernelCheck.h"
 #include "api/SpecLoader.h"
 #include "runtime/Tensor.h"
 
@@ -26,12 +27,12 @@ namespace mlir::attn::api {
 /// An input for every argument of `func` (source names `argNames`):
 /// `files` are .npy files given as "name=file.npy" (by argument name) or
 /// "file.npy" (the next argument without an input); the other arguments get
-/// random inputs (api/KernelCheck.h), argument i from `randomSeed` + i,
-/// dynamic dims `dynamicSize` (negative: none given). Without a seed, an
+/// random inputs (api/KernelCheck.h), argument i from `random`'s seed + i,
+/// dynamic dims `dynamicSize` (negative: none given). Without `random`, an
 /// argument without a file is an error.
 LogicalResult bindInputs(func::FuncOp func, ArrayRef<std::string> argNames,
                          ArrayRef<std::string> files,
-                         std::optional<uint64_t> randomSeed,
+                         std::optional<RandomValues> random,
                          int64_t dynamicSize,
                          std::vector<::attn::runtime::Tensor> &inputs,
                          std::string &error);

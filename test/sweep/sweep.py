@@ -61,6 +61,7 @@ class Case:
         self.aot = False
         self.dynamic_size = None
         self.lead = []
+        self.grad = family.endswith("_grad")
 
     @property
     def name(self):
@@ -224,6 +225,25 @@ def causal_mask(d):
     return spec, prod(lead) * n * m
 
 
+# Gradient cases draw zero-mean inputs and cotangents (--random-range):
+# with [0, 1) values, softmax(K)^T V averages V to rows that differ by
+# ~1/sqrt(m) around 0.5, and efficient attention's dQ = s (dS - rowsum(dS s))
+# cancels that common part. In f32 it loses 2.5e-4 relative at m = 3072
+# (PyTorch's f32 autograd 1.4e-3) against the f64 reference: the format's
+# limit on an ill-conditioned case, not the kernel's.
+GRADIENT_RANGE = "--random-range=-1,1"
+
+
+def gradient(build):
+    """The same spec, run as its gradient @f_grad (attn-run --grad): its
+    reference evaluates forward and backward, about 4x the forward's
+    multiply-adds."""
+    def grad_build(d):
+        spec, macs = build(d)
+        return spec, 4 * macs
+    return grad_build
+
+
 def prod(values):
     result = 1
     for v in values:
@@ -258,6 +278,18 @@ FAMILIES = {
                       {"n": "queries", "ch": "channels"}, ["attn-lower-deformable"]),
     "bilinear_gather": (sampling("bilinear_gather", False),
                         {"n": "queries", "ch": "channels"}, []),
+    # Gradients (docs/training.md): the fused softmax backward, the linear
+    # forms' chains of products over positions and row-local products.
+    "softmax_grad": (gradient(dot_product("softmax over keys", " scale 0.125")),
+                     ATTENTION_DIMS, []),
+    "softmax_causal_grad": (gradient(dot_product("softmax over keys",
+                                                 " scale 0.125 causal")),
+                            ATTENTION_DIMS, []),
+    "linear_grad": (gradient(dot_product("sum over keys",
+                                         feature_map=" feature_map elu_plus_one")),
+                    ATTENTION_DIMS, []),
+    "efficient_softmax_grad": (gradient(efficient("softmax")), ATTENTION_DIMS, []),
+    "external_grad": (gradient(external), ATTENTION_DIMS, []),
     "matmul": (matmul(False, False), {"n": "queries", "m": "keys", "dv": "features"}, []),
     "matmul_tl": (matmul(True, False), {"n": "queries", "m": "keys", "dv": "features"}, []),
     "matmul_tr": (matmul(False, True), {"n": "queries", "m": "keys", "dv": "features"}, []),
@@ -265,6 +297,8 @@ FAMILIES = {
                                     {"m": "keys", "dv": "features"}, []),
     "normalize_sum_rows": (unary("attn.normalize sum %x dim {dim} eps 1.0e-3", True),
                            {"m": "queries", "dv": "keys"}, []),
+    "normalize_softmax_rows": (unary("attn.normalize softmax %x dim {dim}", True),
+                               {"m": "queries", "dv": "keys"}, []),
     "normalize_count_positions": (unary("attn.normalize count %x dim {dim}", False),
                                   {"m": "keys", "dv": "features"}, []),
     "prefix_sum": (unary("attn.prefix_sum %x dim {dim}", False),
@@ -457,7 +491,8 @@ def run_case(case, bin_dir, work_dir, seed):
     runs = []
     for pipeline in case.pipelines:
         args = [os.path.join(bin_dir, "attn-run"), path, "--random", str(seed),
-                "--check", "--quiet"]
+                "--check", "--quiet"] + (["--grad", GRADIENT_RANGE]
+                                         if case.grad else [])
         if case.target != "host":
             args += ["--target", case.target]
         if case.dynamic_size is not None:

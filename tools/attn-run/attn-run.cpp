@@ -17,6 +17,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 
+#include <cmath>
 #include <new>
 #include <optional>
 
@@ -43,6 +44,13 @@ static cl::opt<uint64_t> randomSeed(
     cl::desc("Fill every input not given with uniform values in [0, 1) "
              "generated from this seed (argument i uses seed + i)"),
     cl::value_desc("seed"), cl::cat(runCategory));
+
+static cl::opt<std::string> randomRange(
+    "random-range",
+    cl::desc("With --random: draw the values from [LOW, HIGH) instead of "
+             "[0, 1) (inputs and cotangents), e.g. --random-range=-1,1 for "
+             "zero-mean values"),
+    cl::value_desc("LOW,HIGH"), cl::cat(runCategory));
 static cl::opt<std::string>
     saveInputsDir("save-inputs",
                   cl::desc("Write every input to DIR/<name>.npy (useful "
@@ -226,6 +234,21 @@ int main(int argc, char **argv) {
   std::optional<uint64_t> seed;
   if (randomSeed.getNumOccurrences())
     seed = randomSeed;
+  std::optional<api::RandomValues> random;
+  if (seed)
+    random = api::RandomValues{*seed, 0.0, 1.0};
+  if (randomRange.getNumOccurrences()) {
+    if (!seed)
+      return fail("--random-range needs --random SEED");
+    auto [lowText, highText] = StringRef(randomRange).split(',');
+    double low, high;
+    if (lowText.trim().getAsDouble(low) || highText.trim().getAsDouble(high) ||
+        !std::isfinite(low) || !std::isfinite(high) || !(low < high))
+      return fail("--random-range " + randomRange +
+                  ": expected LOW,HIGH with finite LOW < HIGH");
+    random->low = low;
+    random->high = high;
+  }
 
   bool gradient = grad || checkGrad;
   if (checkNonFinite)
@@ -291,7 +314,7 @@ int main(int argc, char **argv) {
     }
   }
   std::vector<rt::Tensor> inputs;
-  if (failed(api::bindInputs(*func, names, inputFiles, seed, dynamicSize,
+  if (failed(api::bindInputs(*func, names, inputFiles, random, dynamicSize,
                              inputs, error)) ||
       (!saveInputsDir.empty() &&
        failed(api::saveInputs(saveInputsDir, names, inputs, error))))
@@ -311,7 +334,7 @@ int main(int argc, char **argv) {
     if (failed(gradFunc))
       return fail(error);
     std::vector<rt::Tensor> cotangents;
-    if (failed(api::bindCotangents(*func, inputs, cotangentFiles, seed,
+    if (failed(api::bindCotangents(*func, inputs, cotangentFiles, random,
                                    cotangents, error)))
       return error.empty() ? 1 : fail(error);
     std::vector<std::string> gradNames =
