@@ -171,7 +171,8 @@ void scheduleTransposedCopy(Halide::Func copy, int vector, int64_t rowLength);
 Halide::Var parallelOuter(Halide::Func f, Halide::Var start, size_t first);
 
 /// Vectorizes dim 0 of `f` (a root or output Func of `tensor`'s shape) and
-/// runs its other dims, fused into one row loop, in parallel tasks of about
+/// runs its other dims, fused into one row loop when they are static (else
+/// the innermost of them alone), in parallel tasks of about
 /// kElementwiseTaskElements elements. Returns the row loop inside a task
 /// (dim 0 of `f` if it has no other dim), where per-row values go.
 Halide::Var parallelRowBlocks(Halide::Func f, const TensorFunc &tensor,
