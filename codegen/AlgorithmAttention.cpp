@@ -704,9 +704,10 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
 // `scale` for x < dk.
 //
 // With a mask, the scores of both passes add it (the key pass through
-// <name>_maskT, the mask transposed over its own dims), and an entry whose mask is
-// -inf is hidden as a causal one is, except in a NaN row, where its P is
-// NaN (the softmax rule of the reference: a NaN row is NaN everywhere).
+// <name>_maskT, the mask transposed over its own dims), and an entry whose
+// mask is -inf is hidden as a causal one is, except in a NaN row, where its
+// P is NaN (the softmax rule of the reference: a NaN row is NaN
+// everywhere).
 //
 // The results dQ, dK and dV are slices of rows and keys (elementwise ops).
 LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {

@@ -41,6 +41,13 @@ Var mlir::attn::codegen::parallelOuter(Func f, Var start, size_t first) {
   return fused;
 }
 
+int mlir::attn::codegen::rowsPerTask(int64_t elementsPerRow) {
+  return static_cast<int>(std::max<int64_t>(
+      1, std::min<int64_t>(
+             kElementwiseTaskElements / std::max<int64_t>(1, elementsPerRow),
+             1024)));
+}
+
 Var mlir::attn::codegen::parallelRowBlocks(Func f, const TensorFunc &tensor,
                                            int vector) {
   std::vector<Var> args = f.args();
@@ -68,9 +75,7 @@ Var mlir::attn::codegen::parallelRowBlocks(Func f, const TensorFunc &tensor,
   // One task per row of a 65536 x 32 softmax spent more time in the thread
   // pool than in its 32 elements (14 ms against 1.0 in row blocks).
   auto rowLength = Halide::Internal::as_const_int(tensor.shape.back());
-  int64_t perRow = rowLength ? std::max<int64_t>(1, *rowLength) : 1;
-  int block = static_cast<int>(std::max<int64_t>(
-      1, std::min<int64_t>(kElementwiseTaskElements / perRow, 1024)));
+  int block = rowsPerTask(rowLength ? *rowLength : 1);
   if (block == 1) {
     f.parallel(rows);
     return rows;

@@ -170,6 +170,10 @@ void scheduleTransposedCopy(Halide::Func copy, int vector, int64_t rowLength);
 /// parallelizes the fused loop, which it returns.
 Halide::Var parallelOuter(Halide::Func f, Halide::Var start, size_t first);
 
+/// Rows (of `elementsPerRow` elements each) per parallel task of about
+/// kElementwiseTaskElements elements, 1 to 1024.
+int rowsPerTask(int64_t elementsPerRow);
+
 /// Vectorizes dim 0 of `f` (a root or output Func of `tensor`'s shape) and
 /// runs its other dims, fused into one row loop when they are static (else
 /// the innermost of them alone), in parallel tasks of about

@@ -42,8 +42,7 @@ static void vectorizeAndParallelize(Func f, const TensorFunc &tensor,
   for (size_t d = 1; d < tensor.shape.size(); ++d)
     if (auto extent = Halide::Internal::as_const_int(tensor.shape[d]))
       perIndex *= std::max<int64_t>(1, *extent);
-  int block = static_cast<int>(std::max<int64_t>(
-      1, std::min<int64_t>(kElementwiseTaskElements / perIndex, 1024)));
+  int block = rowsPerTask(perIndex);
   if (block == 1) {
     f.parallel(args.back());
     return;
