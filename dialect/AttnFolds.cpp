@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <cmath>
 
@@ -147,6 +148,68 @@ struct UseTransposedTwin : OpRewritePattern<MatmulOp> {
   }
 };
 
+/// A contraction over positions Y = A^T B whose rhs B also has its sums
+/// over the same positions taken (reduce_sum B over dim rank - 2) and whose
+/// lhs A has not: Y is computed as its twin (B^T A), read by every user
+/// with the transpose flag flipped. The codegen computes a product and the
+/// column sums of its lhs in one pass over the positions (linear
+/// attention's phi(K)^T V with phi(K)^T 1); the twin makes the gradient's
+/// V^T phi(K) such a pair. Exact: the same products, summed in the same
+/// order.
+struct ContractWithColumnSums : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  static bool hasColumnSums(Value x, Operation *in) {
+    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+    return llvm::any_of(x.getUsers(), [&](Operation *user) {
+      auto sum = dyn_cast<ReduceSumOp>(user);
+      return sum && sum.getInput() == x &&
+             static_cast<int64_t>(sum.getDim()) == rank - 2 &&
+             sum->getBlock() == in->getBlock();
+    });
+  }
+
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getTransposeLhs() || op.getTransposeRhs() ||
+        op.getLhs() == op.getRhs())
+      return rewriter.notifyMatchFailure(op, "not a contraction A^T B");
+    if (!hasColumnSums(op.getRhs(), op) || hasColumnSums(op.getLhs(), op))
+      return rewriter.notifyMatchFailure(
+          op, "the rhs has no column sums, or the lhs has them too");
+    if (op->use_empty() || !llvm::all_of(op->getUsers(), [](Operation *user) {
+          return isa<MatmulOp>(user);
+        }))
+      return rewriter.notifyMatchFailure(
+          op, "a user is not a product (it cannot read the transpose)");
+    auto type = cast<RankedTensorType>(op.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+    auto twin = MatmulOp::create(
+        rewriter, op.getLoc(),
+        RankedTensorType::get(shape, type.getElementType(), type.getEncoding()),
+        op.getRhs(), op.getLhs(), /*transposeLhs=*/true,
+        /*transposeRhs=*/false);
+    // A user may read Y twice: collect the users before changing uses.
+    llvm::SetVector<Operation *> users(op->user_begin(), op->user_end());
+    for (Operation *user : users) {
+      auto product = cast<MatmulOp>(user);
+      rewriter.modifyOpInPlace(product, [&] {
+        if (product.getLhs() == op.getResult()) {
+          product.getLhsMutable().assign(twin);
+          product.setTransposeLhs(!product.getTransposeLhs());
+        }
+        if (product.getRhs() == op.getResult()) {
+          product.getRhsMutable().assign(twin);
+          product.setTransposeRhs(!product.getTransposeRhs());
+        }
+      });
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// A sum over positions of a product's rows times another matrix,
 /// reduce_sum(P o Y, dim 0) with P = X op(W), when the contraction of Y
 /// and X over the same positions is computed earlier in the block: by
@@ -229,7 +292,7 @@ struct SumOfProductFromContraction : OpRewritePattern<ReduceSumOp> {
 
 void MatmulOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                            MLIRContext *context) {
-  patterns.add<UseTransposedTwin>(context);
+  patterns.add<UseTransposedTwin, ContractWithColumnSums>(context);
 }
 
 void ReduceSumOp::getCanonicalizationPatterns(RewritePatternSet &patterns,

@@ -332,14 +332,18 @@ void Differentiator::linearAttention(DotProductAttentionOp op, Value g) {
     Value rowSum = ScaleOp::create(
         b, loc, MatmulOp::create(b, loc, phiQ, keySum, false, true), scale);
     Value dN = DivOp::create(b, loc, g, rowSum, eps);
+    // rowsum(dO O) = rowsum(dN N) = rowsum(phiQ dNumerator), where
+    // dNumerator, the numerator's adjoint in phiQ, is dPhiQ's main term:
+    // the forward output is not recomputed (one product over n rows less).
+    Value dNumerator = attention(dN, v, phiK, rows);
     Value gO = ReduceSumOp::create(
-        b, loc, MulOp::create(b, loc, g, op.getResult()), rank - 1);
+        b, loc, MulOp::create(b, loc, phiQ, dNumerator), rank - 1);
     Value dZ = neg(loc, DivOp::create(b, loc, gO, rowSum, eps));
     Value rowTerm = ScaleOp::create(b, loc, MulOp::create(b, loc, dZ, keySum),
                                     scale);
     Value columnTerm = ScaleOp::create(
         b, loc, MatmulOp::create(b, loc, dZ, phiQ, true, false), scale);
-    dPhiQ = AddOp::create(b, loc, attention(dN, v, phiK, rows), rowTerm);
+    dPhiQ = AddOp::create(b, loc, dNumerator, rowTerm);
     dPhiK =
         AddOp::create(b, loc, attention(v, dN, phiQ, rows), columnTerm);
     dV = attention(phiK, phiQ, dN, rows);

@@ -282,6 +282,56 @@ func.func @transposed_twin(%k: tensor<64x4xf32>, %v: tensor<64x3xf32>, %g: tenso
 
 // -----
 
+// A contraction A^T B whose rhs also has its sums over the same positions
+// (reduce_sum dim 0) is computed as B^T A, read transposed by its users
+// (the gradient's V^T phi(K) next to phi(K)^T 1: the codegen computes the
+// product and its lhs's column sums in one pass). A batched one alike.
+// CHECK-LABEL: func.func @contract_with_column_sums
+// CHECK-SAME: (%[[K:[a-z0-9_]+]]: tensor<64x4xf32>, %[[V:[a-z0-9_]+]]: tensor<64x3xf32>, %[[G:[a-z0-9_]+]]: tensor<64x3xf32>, %[[BK:[a-z0-9_]+]]: tensor<2x64x4xf32>, %[[BV:[a-z0-9_]+]]: tensor<2x64x3xf32>)
+// CHECK-NEXT: %[[S:[a-z0-9_]+]] = attn.reduce_sum %[[K]] dim 0
+// CHECK-NEXT: %[[C:[a-z0-9_]+]] = attn.matmul %[[K]], %[[V]] transpose_lhs : tensor<64x4xf32>, tensor<64x3xf32> -> tensor<4x3xf32>
+// CHECK-NEXT: %[[A:[a-z0-9_]+]] = attn.matmul %[[G]], %[[C]] transpose_rhs : tensor<64x3xf32>, tensor<4x3xf32> -> tensor<64x4xf32>
+// CHECK-NEXT: %[[B:[a-z0-9_]+]] = attn.matmul %[[C]], %[[C]] transpose_lhs : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<3x3xf32>
+// CHECK-NEXT: %[[BS:[a-z0-9_]+]] = attn.reduce_sum %[[BK]] dim 1
+// CHECK-NEXT: %[[BC:[a-z0-9_]+]] = attn.matmul %[[BK]], %[[BV]] transpose_lhs : tensor<2x64x4xf32>, tensor<2x64x3xf32> -> tensor<2x4x3xf32>
+// CHECK-NEXT: %[[BA:[a-z0-9_]+]] = attn.matmul %[[BV]], %[[BC]] transpose_rhs : tensor<2x64x3xf32>, tensor<2x4x3xf32> -> tensor<2x64x4xf32>
+// CHECK-NEXT: return %[[S]], %[[A]], %[[B]], %[[BS]], %[[BA]]
+func.func @contract_with_column_sums(%k: tensor<64x4xf32>, %v: tensor<64x3xf32>, %g: tensor<64x3xf32>, %bk: tensor<2x64x4xf32>, %bv: tensor<2x64x3xf32>) -> (tensor<1x4xf32>, tensor<64x4xf32>, tensor<3x3xf32>, tensor<2x1x4xf32>, tensor<2x64x4xf32>) {
+  %s = attn.reduce_sum %k dim 0 : tensor<64x4xf32> -> tensor<1x4xf32>
+  %t = attn.matmul %v, %k transpose_lhs : tensor<64x3xf32>, tensor<64x4xf32> -> tensor<3x4xf32>
+  %a = attn.matmul %g, %t : tensor<64x3xf32>, tensor<3x4xf32> -> tensor<64x4xf32>
+  %b = attn.matmul %t, %t transpose_rhs : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x3xf32>
+  %bs = attn.reduce_sum %bk dim 1 : tensor<2x64x4xf32> -> tensor<2x1x4xf32>
+  %bt = attn.matmul %bv, %bk transpose_lhs : tensor<2x64x3xf32>, tensor<2x64x4xf32> -> tensor<2x3x4xf32>
+  %ba = attn.matmul %bv, %bt : tensor<2x64x3xf32>, tensor<2x3x4xf32> -> tensor<2x64x4xf32>
+  return %s, %a, %b, %bs, %ba : tensor<1x4xf32>, tensor<64x4xf32>, tensor<3x3xf32>, tensor<2x1x4xf32>, tensor<2x64x4xf32>
+}
+
+// -----
+
+// Left alone: both operands have column sums (either orientation pairs a
+// product with one of them), the sums are over another dim, or a user is
+// not a product (it could not read the transpose).
+// CHECK-LABEL: func.func @contract_with_column_sums_left_alone
+// CHECK: attn.matmul %arg1, %arg0 transpose_lhs
+// CHECK: attn.matmul %arg1, %arg2 transpose_lhs
+// CHECK: attn.matmul %arg3, %arg0 transpose_lhs : tensor<64x3xf32>, tensor<64x4xf32> -> tensor<3x4xf32>
+// CHECK-NEXT: attn.add
+func.func @contract_with_column_sums_left_alone(%k: tensor<64x4xf32>, %v: tensor<64x3xf32>, %w: tensor<64x4xf32>, %g: tensor<64x3xf32>) -> (tensor<1x4xf32>, tensor<1x3xf32>, tensor<64x4xf32>, tensor<64x1xf32>, tensor<64x4xf32>, tensor<3x4xf32>) {
+  %s = attn.reduce_sum %k dim 0 : tensor<64x4xf32> -> tensor<1x4xf32>
+  %sv = attn.reduce_sum %v dim 0 : tensor<64x3xf32> -> tensor<1x3xf32>
+  %t = attn.matmul %v, %k transpose_lhs : tensor<64x3xf32>, tensor<64x4xf32> -> tensor<3x4xf32>
+  %a = attn.matmul %v, %t : tensor<64x3xf32>, tensor<3x4xf32> -> tensor<64x4xf32>
+  %rows = attn.reduce_sum %w dim 1 : tensor<64x4xf32> -> tensor<64x1xf32>
+  %u = attn.matmul %v, %w transpose_lhs : tensor<64x3xf32>, tensor<64x4xf32> -> tensor<3x4xf32>
+  %b = attn.matmul %v, %u : tensor<64x3xf32>, tensor<3x4xf32> -> tensor<64x4xf32>
+  %x = attn.matmul %g, %k transpose_lhs : tensor<64x3xf32>, tensor<64x4xf32> -> tensor<3x4xf32>
+  %y = attn.add %x, %x : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+  return %s, %sv, %a, %rows, %b, %y : tensor<1x4xf32>, tensor<1x3xf32>, tensor<64x4xf32>, tensor<64x1xf32>, tensor<64x4xf32>, tensor<3x4xf32>
+}
+
+// -----
+
 // Not a twin: the same operands with the same flags (a duplicate, CSE's
 // job), and products of other shapes, are left alone.
 // CHECK-LABEL: func.func @not_a_twin
