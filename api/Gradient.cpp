@@ -13,6 +13,7 @@
 #include "llvm/Support/Format.h"
 
 #include <cmath>
+#include <map>
 #include <random>
 
 using namespace mlir;
@@ -58,8 +59,14 @@ mlir::attn::api::gradientArgumentNames(func::FuncOp func,
   unsigned primal = primalResultCount(func);
   for (unsigned i = 0; i < primal; ++i)
     names.push_back("dresult" + std::to_string(i));
-  for (unsigned i = primal; i < func.getNumResults(); ++i)
-    names.push_back("lse" + std::to_string(i - primal));
+  // lse0, output0, lse1, ...: each kind numbered on its own.
+  std::map<std::string, unsigned> counts;
+  for (unsigned i = primal; i < func.getNumResults(); ++i) {
+    auto kind =
+        func.getResultAttrOfType<StringAttr>(i, "attn.saved_statistics");
+    std::string base = kind ? kind.str() : "saved";
+    names.push_back(base + std::to_string(counts[base]++));
+  }
   return names;
 }
 

@@ -41,8 +41,9 @@ unsigned primalResultCount(func::FuncOp func);
 FailureOr<func::FuncOp> gradientOf(func::FuncOp func, std::string &error);
 
 /// The parameter names of @f_grad: f's argument names, then d<name> for
-/// each result of f (dresult0, dresult1, ...), then lse0, lse1, ... for the
-/// statistics f saves (save-statistics).
+/// each result of f (dresult0, dresult1, ...), then for the statistics f
+/// saves (save-statistics) their kind numbered per kind: lse0, output0,
+/// lse1, ...
 std::vector<std::string> gradientArgumentNames(func::FuncOp func,
                                                ArrayRef<std::string> argNames);
 

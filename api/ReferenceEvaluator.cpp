@@ -359,12 +359,13 @@ LogicalResult Interpreter::tensorStep(Operation *op) {
   auto notTensors = [](Type type) { return !isa<RankedTensorType>(type); };
   if (auto grad = dyn_cast<AttentionGradOp>(op))
     return callResults(op, [&](MutableArrayRef<rt::Tensor> out) {
-      return rt::attentionGrad(get(grad.getQuery()), get(grad.getKey()),
-                               get(grad.getValue()), get(grad.getCotangent()),
-                               grad.getScale().convertToDouble(),
-                               grad.getCausal(), out[0], out[1], out[2],
-                               grad.getLse() ? &get(grad.getLse()) : nullptr,
-                               grad.getMask() ? &get(grad.getMask()) : nullptr);
+      return rt::attentionGrad(
+          get(grad.getQuery()), get(grad.getKey()), get(grad.getValue()),
+          get(grad.getCotangent()), grad.getScale().convertToDouble(),
+          grad.getCausal(), out[0], out[1], out[2],
+          grad.getLse() ? &get(grad.getLse()) : nullptr,
+          grad.getMask() ? &get(grad.getMask()) : nullptr,
+          grad.getOutput() ? &get(grad.getOutput()) : nullptr);
     });
   if (auto attention = dyn_cast<DotProductAttentionOp>(op);
       attention && attention.getLse())

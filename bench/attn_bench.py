@@ -10,7 +10,10 @@ kernel and group names, as BENCH_KERNELS does) it runs
     attn-run bench/specs/<kernel>.mlir --random SEED --bench N --quiet
 
 (a gradient row, group "backward": the spec of its forward row, plus
---grad, so @<func>_grad is timed with a random cotangent) with
+--grad, so @<func>_grad is timed with a random cotangent; softmax rows
+also --grad-save-statistics: @f_grad takes the lse and output that attn-run
+computes with @f first, untimed, as SDPA's backward takes what its forward
+saved) with
 HL_NUM_THREADS=2 (the size of Halide's thread pool), once with N = 1
 to learn the time of one run, then with N chosen to fill `--budget` seconds
 (5 to 100 runs; a kernel too slow for 5 runs keeps its one calibration run,
@@ -68,9 +71,10 @@ def largest_gradient_tensor(attn_run, kernel):
     attn-opt is missing or fails."""
     attn_opt = Path(attn_run).with_name("attn-opt")
     try:
+        grad = ("--attn-grad=save-statistics=1" if kernel.saved_statistics
+                else "--attn-grad")
         completed = subprocess.run(
-            [str(attn_opt), str(kernel.spec), "--attn-grad",
-             "--attn-default-pipeline"],
+            [str(attn_opt), str(kernel.spec), grad, "--attn-default-pipeline"],
             capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -125,6 +129,8 @@ def run_bench(attn_run, kernel, runs, seed):
                "--random", str(seed), "--bench", str(runs), "--quiet"]
     if kernel.grad:
         command.append("--grad")
+    if kernel.saved_statistics:
+        command.append("--grad-save-statistics")
     env = dict(os.environ, HL_NUM_THREADS=str(THREADS))
     completed = subprocess.run(command, capture_output=True, text=True,
                                env=env, timeout=TIMEOUT_SECONDS)

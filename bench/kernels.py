@@ -142,6 +142,10 @@ class Kernel:
     # (the cotangent has the output's shape, each gradient its argument's).
     grad: bool = False
     forward: str = ""
+    # A gradient row that takes the forward's saved statistics (attn-run
+    # --grad-save-statistics: softmax's row log-sum-exp and output, which
+    # SDPA's backward gets from its forward too).
+    saved_statistics: bool = False
     # The element type of every tensor of the spec (ELEMENT_BYTES). A bf16
     # row (bf16_row()) names the row computing the same in f32, whose attn
     # time its speed-up is measured against.
@@ -406,6 +410,9 @@ def gradient(kernel):
       dQ = scale dS K (dk), dK = scale dS^T Q (dk): (3 dk + 2 dv) MACs per
       visible score and problem, 2.5x the forward's (dk + dv) at dk = dv.
       P V (the output) is not needed: rowsum(dO * O) = rowsum(P * dP).
+      attn's row takes the forward's saved lse and O, as SDPA's backward
+      takes what its forward saved (--grad-save-statistics; the one-pass
+      backward, docs/training.md): the same 5 products, S recomputed.
     - efficient: C = softmax_n(K)^T V recomputed (m dk dv); E = R_Q C gives
       dR_Q = dE C^T and dC = R_Q^T dE (n dk dv each), C gives
       dR_K = V dC^T and dV = R_K dC (m dk dv each): (3 m + 2 n) dk dv MACs,
@@ -447,6 +454,7 @@ def gradient(kernel):
     return replace(
         kernel, name=f"{kernel.name}_grad", group="backward", grad=True,
         forward=kernel.name, flops=2 * macs,
+        saved_statistics=kernel.family == "softmax",
         compulsory_bytes=F32_BYTES * (2 * arguments + _elements(kernel.output)))
 
 

@@ -53,6 +53,7 @@ enum class Family {
   Choice,                ///< scf.if on sizes: select(condition, then, else)
   AttentionGradRows,     ///< attention_grad's pass by query blocks
   AttentionGradKeys,     ///< attention_grad's pass by key blocks
+  AttentionGradOnePass,  ///< attention_grad with saved lse and O: one pass
   DeformableGradSamples, ///< deformable_grad's location and weight pass
   DeformableGradValue,   ///< deformable_grad's scatter into the value
   DeformableGradSlice,   ///< dlocations, dweights: slices of the samples
@@ -134,6 +135,11 @@ struct AlgorithmOptions {
   /// then packed as (feature pair, key, 2) so a vector holds the pairs of
   /// 16 keys.
   bool bf16DotProducts = false;
+  /// attn.attention_grad with the forward's saved lse and output: one pass
+  /// over key blocks of gradKeyBlock keys and query blocks of gradQueryBlock
+  /// queries (AttentionGradParams::onePass*; 0: the two passes).
+  int gradQueryBlock = 0;
+  int gradKeyBlock = 0;
 };
 
 /// exp(x) for the x <= 0 of a softmax (x = value - max) in the fused

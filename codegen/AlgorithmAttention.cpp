@@ -683,7 +683,8 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
 }
 
 // attn.attention_grad (design §7, FlashAttention-2's recomputation) in two
-// passes, neither of which stores an n x m matrix:
+// passes, neither of which stores an n x m matrix, or, with the forward's
+// saved lse and output, in one pass (below, where `onePass` is decided):
 //
 // The row pass, per block of query rows (over all keys, like row
 // attention): <name>_scores (b, i, j) = scale Q K^T (through <name>_keyT,
@@ -779,6 +780,258 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
     Expr open = visible(row, col);
     return mask ? open && !isNegInf(maskValue) : open;
   };
+  // The key pass's P and dS by keys (b, j, i), queries innermost, from the
+  // row log-sum-exp and D (Funcs over (b, i)): per key block, shared by
+  // the two-pass key pass and the one pass.
+  struct KeyScores {
+    Func queryT, cotangentT, maskT, dotT, pT, dpTAcc, dpT, dST;
+    RDom rdT, reT;
+  };
+  auto keyScores = [&](Func rowLse, Func rowDelta) {
+    Func queryT(name + "_queryT"), cotangentT(name + "_cotangentT"),
+        maskT(name + "_maskT"), dotT(name + "_dotT"), pT(name + "_pT"),
+        dpTAcc(name + "_dpTacc"), dpT(name + "_dpT"), dST(name + "_dsT");
+    define(queryT, batch.vars({x, i}), batch.operand(q, {lastQuery, x}));
+    define(cotangentT, batch.vars({x, i}), batch.operand(dO, {lastQuery, x}));
+    RDom rdT(0, dk, name + "_rdT"), reT(0, dv, name + "_reT");
+    define(dotT, batch.vars({j, i}), constant(type, 0.0));
+    update(dotT, batch.index({j, i}),
+           call(dotT, batch.index({j, i})) +
+               batch.operand(k, {keyRow, rdT}) *
+                   call(queryT, batch.index({rdT, i})));
+    // Hidden entries by a factor of 0, not a select: a call inside a select
+    // would need only the visible queries of a key tile, a region of varying
+    // size that the tile's unrolled product cannot compute (f64, n below a
+    // tile). The exponent of a visible entry is <= 0 (the row's log-sum-exp
+    // bounds its scores); capping it keeps a hidden one finite.
+    // keepNaN where visible: the cap would turn a NaN row's exponent into 0
+    // (x86's min returns its second operand for a NaN first); a hidden entry
+    // keeps the capped, finite exponent, so its factor 0 gives exactly 0.
+    // The call is in both arms of the select, so its bounds stay the tile's.
+    // The mask by keys (queries innermost, as pT): a transposed copy over
+    // the mask's own dims, so a mask shared by the heads is transposed once.
+    Expr keyMask;
+    if (mask) {
+      size_t mr = mask->rank();
+      std::vector<Var> vars = makeVars(mr);
+      Index at = toExprs(vars);
+      std::swap(at[mr - 2], at[mr - 1]);
+      define(maskT, vars, (*mask)(at));
+      std::vector<Expr> shape = mask->shape;
+      std::swap(shape[mr - 2], shape[mr - 1]);
+      keyMask =
+          batch.operand(TensorFunc{maskT, shape, type}, {lastKey, lastQuery});
+    }
+    Expr scoreT = call(dotT, batch.index({j, i})) * scale;
+    if (mask)
+      scoreT = scoreT + finiteMask(keyMask);
+    Expr keyLse = call(rowLse, batch.index({i}));
+    Expr exponentT = scoreT - keyLse;
+    Expr cappedT = Halide::min(exponentT, constant(type, 0.0));
+    Expr shownT = shown(i, j, keyMask);
+    // A masked entry's P is 0, or NaN in a NaN row (its lse NaN): the
+    // softmax of a row with a NaN is NaN at every entry, a -inf one included
+    // (the reference's rule); an entry hidden by `causal` is always 0.
+    Expr hiddenFactor = constant(type, 0.0);
+    if (mask)
+      hiddenFactor =
+          Halide::select(visible(i, j), keepNaN(keyLse, constant(type, 0.0)),
+                         constant(type, 0.0));
+    define(pT, batch.vars({j, i}),
+           softmaxExp(
+               Halide::select(shownT, keepNaN(exponentT, cappedT), cappedT)) *
+               Halide::select(shownT, constant(type, 1.0), hiddenFactor));
+    define(dpTAcc, batch.vars({j, i}), constant(type, 0.0));
+    update(dpTAcc, batch.index({j, i}),
+           call(dpTAcc, batch.index({j, i})) +
+               batch.operand(v, {keyRow, reT}) *
+                   call(cotangentT, batch.index({reT, i})));
+    define(dpT, batch.vars({j, i}), call(dpTAcc, batch.index({j, i})));
+    define(dST, batch.vars({j, i}),
+           call(pT, batch.index({j, i})) * (call(dpT, batch.index({j, i})) -
+                                            call(rowDelta, batch.index({i}))));
+    return KeyScores{queryT, cotangentT, maskT, dotT, pT,
+                     dpTAcc, dpT,        dST,   rdT,  reT};
+  };
+
+  // The forward's row log-sum-exp (b, i): P = exp(S - lse) directly, no
+  // max or exp sum. An empty row's +inf becomes the largest float (chosen
+  // between bit patterns: an FP select of inf is poison under the no-infs
+  // flags), whose exponentials are 0 in every pass.
+  auto savedRowLse = [&](Value saved) {
+    const TensorFunc &savedLse = get(saved);
+    for (size_t t = 0; t < batch.lead.size(); ++t)
+      requireEqual(savedLse.shape[t], batch.lead[t],
+                   name + " leading dim " + std::to_string(t) + " of lse");
+    requireEqual(savedLse.shape.back(), n, name + " rows of lse");
+    Index lseAt = toExprs(batch.batchVars);
+    lseAt.push_back(i);
+    Expr value = savedLse(lseAt);
+    Halide::Type bits = Halide::UInt(type.bits());
+    Expr largest = type.bits() == 64
+                       ? constant(type, std::numeric_limits<double>::max())
+                       : constant(type, std::numeric_limits<float>::max());
+    Func rowLse(name + "_savedlse");
+    define(rowLse, batch.vars({i}),
+           Halide::reinterpret(
+               type, Halide::select(Halide::is_inf(value),
+                                    Halide::reinterpret(bits, largest),
+                                    Halide::reinterpret(bits, value))));
+    return rowLse;
+  };
+
+  // The results: slices of the passes' outputs (inlined, or copied out
+  // when returned).
+  auto result = [&](Value value, const std::string &suffix, Func from,
+                    Expr offset, Expr rowsExtent, Expr cols) -> LogicalResult {
+    std::vector<Expr> computed = batch.lead;
+    computed.push_back(rowsExtent);
+    computed.push_back(cols);
+    FailureOr<std::vector<Expr>> shape =
+        extents(op, cast<RankedTensorType>(value.getType()), computed);
+    if (failed(shape))
+      return failure();
+    Func f(name + suffix);
+    define(f, batch.vars({i, x}), call(from, batch.index({i, x + offset})));
+    TensorFunc tensor{f, *shape, type};
+    values[value] = tensor;
+    algorithm.ops.push_back(
+        {Family::Elementwise, f.name(), tensor, {}, {}, {}});
+    return success();
+  };
+
+  // One pass (FlashAttention-2's loop) when the forward saved lse and O and
+  // the static sizes split into whole blocks: per batch index (the parallel
+  // tasks), key blocks J of gradKeyBlock keys, then query blocks I of
+  // gradQueryBlock queries. Each (J, I) block's P and dS are computed once
+  // and read by both the dK/dV accumulator (<name>_kv, over I) and dQ
+  // (<name>_dq, over J): five products, no row pass. The two updates run
+  // over RDoms of one name and shape (row in block, I, J), which lets the
+  // schedule fuse their loops (compute_with matches loops by name).
+  auto staticCount = [](Expr e) -> int64_t {
+    auto value = Halide::Internal::as_const_int(e);
+    return value ? *value : -1;
+  };
+  int64_t tasks = 1;
+  for (const Expr &lead : batch.lead)
+    tasks = staticCount(lead) < 0 ? -1 : tasks * staticCount(lead);
+  int64_t rowsN = staticCount(n), keysM = staticCount(m),
+          queryBlock = options.gradQueryBlock, keyBlock = options.gradKeyBlock;
+  bool onePass = op.getOutput() && op.getLse() && queryBlock > 0 &&
+                 keyBlock > 0 && rowsN > 0 && keysM > 0 &&
+                 rowsN % queryBlock == 0 && keysM % keyBlock == 0 &&
+                 staticCount(dk) > 0 && staticCount(dv) > 0 && tasks >= 2;
+  if (onePass) {
+    const TensorFunc &forward = get(op.getOutput());
+    Func lseRows = savedRowLse(op.getLse()), delta(name + "_delta");
+    RDom ro(0, dv, name + "_ro");
+    define(delta, batch.vars({i}), constant(type, 0.0));
+    update(delta, batch.index({i}),
+           call(delta, batch.index({i})) +
+               batch.operand(dO, {i, ro}) * batch.operand(forward, {i, ro}));
+    KeyScores sc = keyScores(lseRows, delta);
+    int qb = static_cast<int>(queryBlock), kb = static_cast<int>(keyBlock);
+    Expr queryBlocks = static_cast<int>(rowsN / queryBlock),
+         keyBlocks = static_cast<int>(keysM / keyBlock);
+    Var blk("blk"), c("c");
+    // The reads of Q, dO and K clamp their column: register tiles round the
+    // columns up to whole vectors (computed, never read).
+    // dK and dV of a key block from one query block: [dS^T Q, P^T dO].
+    RDom rii(0, qb, name + "_rii");
+    Expr query = blk * qb + rii;
+    Func kvBlockAcc(name + "_kvblockacc"), kvBlock(name + "_kvblock"),
+        kv(name + "_kv");
+    define(kvBlockAcc, batch.vars({blk, j, c}), constant(type, 0.0));
+    update(kvBlockAcc, batch.index({blk, j, c}),
+           call(kvBlockAcc, batch.index({blk, j, c})) +
+               Halide::select(
+                   c < dk,
+                   call(sc.dST, batch.index({j, query})) *
+                       batch.operand(q, {query, Halide::min(c, dk - 1)}),
+                   call(sc.pT, batch.index({j, query})) *
+                       batch.operand(
+                           dO, {query, Halide::clamp(c - dk, 0, dv - 1)})));
+    define(kvBlock, batch.vars({blk, j, c}),
+           call(kvBlockAcc, batch.index({blk, j, c})));
+    RDom rk(0, kb, 0, queryBlocks, 0, keyBlocks, name + "_blocks");
+    Expr key = rk.z * kb + rk.x;
+    define(kv, batch.vars({j, c}), constant(type, 0.0));
+    update(kv, batch.index({key, c}),
+           call(kv, batch.index({key, c})) +
+               call(kvBlock, batch.index({rk.y, key, c})));
+    // dQ of a query block from one key block: dS K.
+    RDom rjj(0, kb, name + "_rjj");
+    Expr keyInBlock = blk * kb + rjj;
+    Func dqBlockAcc(name + "_dqblockacc"), dqBlock(name + "_dqblock"),
+        dq(name + "_dq"), dQuery(name + "_dqscaled");
+    define(dqBlockAcc, batch.vars({blk, i, x}), constant(type, 0.0));
+    update(dqBlockAcc, batch.index({blk, i, x}),
+           call(dqBlockAcc, batch.index({blk, i, x})) +
+               call(sc.dST, batch.index({keyInBlock, i})) *
+                   batch.operand(k, {keyInBlock, Halide::min(x, dk - 1)}));
+    define(dqBlock, batch.vars({blk, i, x}),
+           call(dqBlockAcc, batch.index({blk, i, x})));
+    RDom rq(0, qb, 0, queryBlocks, 0, keyBlocks, name + "_blocks");
+    Expr row = rq.y * qb + rq.x;
+    define(dq, batch.vars({i, x}), constant(type, 0.0));
+    update(dq, batch.index({row, x}),
+           call(dq, batch.index({row, x})) +
+               call(dqBlock, batch.index({rq.z, row, x})));
+    define(dQuery, batch.vars({i, x}), call(dq, batch.index({i, x})) * scale);
+    Func keys(name + "_keys");
+    Expr kvValue = call(kv, batch.index({j, x}));
+    define(keys, batch.vars({j, x}),
+           Halide::select(x < dk, kvValue * scale, kvValue));
+    std::vector<Expr> keysShape = batch.lead;
+    keysShape.push_back(m);
+    keysShape.push_back(Halide::Internal::simplify(dk + dv));
+    std::map<std::string, Func> stages = {{"lse", lseRows},
+                                          {"delta", delta},
+                                          {"queryT", sc.queryT},
+                                          {"cotangentT", sc.cotangentT},
+                                          {"dotT", sc.dotT},
+                                          {"pT", sc.pT},
+                                          {"dpTacc", sc.dpTAcc},
+                                          {"dpT", sc.dpT},
+                                          {"dsT", sc.dST},
+                                          {"kvblockacc", kvBlockAcc},
+                                          {"kvblock", kvBlock},
+                                          {"kv", kv},
+                                          {"dqblockacc", dqBlockAcc},
+                                          {"dqblock", dqBlock},
+                                          {"dq", dq}};
+    if (mask)
+      stages["maskT"] = sc.maskT;
+    std::map<std::string, RDom> domains = {
+        {"delta", ro},       {"dotT", sc.rdT},    {"dpTacc", sc.reT},
+        {"kvblockacc", rii}, {"dqblockacc", rjj}, {"kv", rk},
+        {"dq", rq}};
+    std::map<std::string, int64_t> info = {
+        {"queryBlock", queryBlock},
+        {"keyBlock", keyBlock},
+        {"queries", rowsN},
+        {"keys", keysM},
+        {"dk", staticCount(dk)},
+        {"kvCols", staticCount(dk) + staticCount(dv)},
+        {"causal", causal}};
+    algorithm.ops.push_back({Family::AttentionGradOnePass, keys.name(),
+                             TensorFunc{keys, keysShape, type}, stages, domains,
+                             info});
+    algorithm.ops.back().loc = op.getLoc();
+    algorithm.ops.back().form =
+        "fused softmax backward, one pass (per batch index: key blocks of " +
+        std::to_string(keyBlock) + ", query blocks of " +
+        std::to_string(queryBlock) +
+        "; P from the saved log-sum-exp, D = rowsum(dO O) of the saved "
+        "output; each block's P and dS feed dK, dV and dQ)" +
+        (causal ? "; causal: hidden entries are computed and masked" : "");
+    if (failed(result(op.getDquery(), "_dquery", dQuery, 0, n, dk)) ||
+        failed(result(op.getDkey(), "_dkey", keys, 0, m, dk)) ||
+        failed(result(op.getDvalue(), "_dvalue", keys, dk, m, dv)))
+      return failure();
+    return success();
+  }
+
   define(keyT, batch.vars({x, j}), batch.operand(k, {lastKey, x}));
   define(valueT, batch.vars({x, j}), batch.operand(v, {lastKey, x}));
   RDom rd(0, dk, name + "_rd"), re(0, dv, name + "_re");
@@ -802,28 +1055,7 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   LaneMax laneMax;
   Expr inverse, lse;
   if (Value saved = op.getLse()) {
-    // The forward's row log-sum-exp: P = exp(S - lse) directly, no max or
-    // exp sum. An empty row's +inf becomes the largest float (chosen
-    // between bit patterns: an FP select of inf is poison under the no-infs
-    // flags), whose exponentials are 0 in both passes.
-    const TensorFunc &savedLse = get(saved);
-    for (size_t t = 0; t < batch.lead.size(); ++t)
-      requireEqual(savedLse.shape[t], batch.lead[t],
-                   name + " leading dim " + std::to_string(t) + " of lse");
-    requireEqual(savedLse.shape.back(), n, name + " rows of lse");
-    Index lseAt = toExprs(batch.batchVars);
-    lseAt.push_back(i);
-    Expr value = savedLse(lseAt);
-    Halide::Type bits = Halide::UInt(type.bits());
-    Expr largest = type.bits() == 64
-                       ? constant(type, std::numeric_limits<double>::max())
-                       : constant(type, std::numeric_limits<float>::max());
-    Func rowLse(name + "_savedlse");
-    define(rowLse, batch.vars({i}),
-           Halide::reinterpret(
-               type, Halide::select(Halide::is_inf(value),
-                                    Halide::reinterpret(bits, largest),
-                                    Halide::reinterpret(bits, value))));
+    Func rowLse = savedRowLse(saved);
     lse = call(rowLse, rowAt);
     // Capped at 0 as in the key pass, keeping a NaN row's NaN.
     Expr exponent = call(scores, batch.index({i, j})) - lse;
@@ -910,74 +1142,14 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   algorithm.ops.back().loc = op.getLoc();
 
   // The key pass.
-  Func rowLse(name + "_lse"), rowDelta(name + "_delta"),
-      queryT(name + "_queryT"), cotangentT(name + "_cotangentT"),
-      maskT(name + "_maskT"), dotT(name + "_dotT"), pT(name + "_pT"),
-      dpTAcc(name + "_dpTacc"), dpT(name + "_dpT"), kvAcc(name + "_kvacc"),
+  Func rowLse(name + "_lse"), rowDelta(name + "_delta"), kvAcc(name + "_kvacc"),
       keys(name + "_keys");
   define(rowLse, batch.vars({i}), call(rows, batch.index({lastQuery, dk})));
   define(rowDelta, batch.vars({i}),
          call(rows, batch.index({lastQuery, dk + 1})));
-  define(queryT, batch.vars({x, i}), batch.operand(q, {lastQuery, x}));
-  define(cotangentT, batch.vars({x, i}), batch.operand(dO, {lastQuery, x}));
-  RDom rdT(0, dk, name + "_rdT"), reT(0, dv, name + "_reT");
-  define(dotT, batch.vars({j, i}), constant(type, 0.0));
-  update(dotT, batch.index({j, i}),
-         call(dotT, batch.index({j, i})) +
-             batch.operand(k, {keyRow, rdT}) *
-                 call(queryT, batch.index({rdT, i})));
-  // Hidden entries by a factor of 0, not a select: a call inside a select
-  // would need only the visible queries of a key tile, a region of varying
-  // size that the tile's unrolled product cannot compute (f64, n below a
-  // tile). The exponent of a visible entry is <= 0 (the row's log-sum-exp
-  // bounds its scores); capping it keeps a hidden one finite.
-  // keepNaN where visible: the cap would turn a NaN row's exponent into 0
-  // (x86's min returns its second operand for a NaN first); a hidden entry
-  // keeps the capped, finite exponent, so its factor 0 gives exactly 0.
-  // The call is in both arms of the select, so its bounds stay the tile's.
-  // The mask by keys (queries innermost, as pT): a transposed copy over
-  // the mask's own dims, so a mask shared by the heads is transposed once.
-  Expr keyMask;
-  if (mask) {
-    size_t mr = mask->rank();
-    std::vector<Var> vars = makeVars(mr);
-    Index at = toExprs(vars);
-    std::swap(at[mr - 2], at[mr - 1]);
-    define(maskT, vars, (*mask)(at));
-    std::vector<Expr> shape = mask->shape;
-    std::swap(shape[mr - 2], shape[mr - 1]);
-    keyMask = batch.operand(TensorFunc{maskT, shape, type},
-                            {lastKey, lastQuery});
-  }
-  Expr scoreT = call(dotT, batch.index({j, i})) * scale;
-  if (mask)
-    scoreT = scoreT + finiteMask(keyMask);
-  Expr keyLse = call(rowLse, batch.index({i}));
-  Expr exponentT = scoreT - keyLse;
-  Expr cappedT = Halide::min(exponentT, constant(type, 0.0));
-  Expr shownT = shown(i, j, keyMask);
-  // A masked entry's P is 0, or NaN in a NaN row (its lse NaN): the
-  // softmax of a row with a NaN is NaN at every entry, a -inf one included
-  // (the reference's rule); an entry hidden by `causal` is always 0.
-  Expr hiddenFactor = constant(type, 0.0);
-  if (mask)
-    hiddenFactor =
-        Halide::select(visible(i, j), keepNaN(keyLse, constant(type, 0.0)),
-                       constant(type, 0.0));
-  define(
-      pT, batch.vars({j, i}),
-      softmaxExp(Halide::select(shownT, keepNaN(exponentT, cappedT), cappedT)) *
-          Halide::select(shownT, constant(type, 1.0), hiddenFactor));
-  define(dpTAcc, batch.vars({j, i}), constant(type, 0.0));
-  update(dpTAcc, batch.index({j, i}),
-         call(dpTAcc, batch.index({j, i})) +
-             batch.operand(v, {keyRow, reT}) *
-                 call(cotangentT, batch.index({reT, i})));
-  define(dpT, batch.vars({j, i}), call(dpTAcc, batch.index({j, i})));
-  Func dST(name + "_dsT");
-  define(dST, batch.vars({j, i}),
-         call(pT, batch.index({j, i})) * (call(dpT, batch.index({j, i})) -
-                                          call(rowDelta, batch.index({i}))));
+  KeyScores scoresT = keyScores(rowLse, rowDelta);
+  auto [queryT, cotangentT, maskT, dotT, pT, dpTAcc, dpT, dST, rdT, reT] =
+      scoresT;
   RDom ri(0, n, name + "_ri");
   define(kvAcc, batch.vars({j, x}), constant(type, 0.0));
   update(kvAcc, batch.index({j, x}),
@@ -1010,25 +1182,6 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
                            keyDomains, keyInfo});
   algorithm.ops.back().loc = op.getLoc();
 
-  // The results: slices of the two passes (inlined, or copied out when
-  // returned).
-  auto result = [&](Value value, const std::string &suffix, Func from,
-                    Expr offset, Expr rowsExtent,
-                    Expr cols) -> LogicalResult {
-    std::vector<Expr> computed = batch.lead;
-    computed.push_back(rowsExtent);
-    computed.push_back(cols);
-    FailureOr<std::vector<Expr>> shape =
-        extents(op, cast<RankedTensorType>(value.getType()), computed);
-    if (failed(shape))
-      return failure();
-    Func f(name + suffix);
-    define(f, batch.vars({i, x}), call(from, batch.index({i, x + offset})));
-    TensorFunc tensor{f, *shape, type};
-    values[value] = tensor;
-    algorithm.ops.push_back({Family::Elementwise, f.name(), tensor, {}, {}, {}});
-    return success();
-  };
   if (failed(result(op.getDquery(), "_dquery", rows, 0, n, dk)) ||
       failed(result(op.getDkey(), "_dkey", keys, 0, m, dk)) ||
       failed(result(op.getDvalue(), "_dvalue", keys, dk, m, dv)))

@@ -254,6 +254,10 @@ FailureOr<KernelAlgorithm> buildScheduled(func::FuncOp func,
     algorithmOptions.keyPart = options.schedule.attention.keyPart;
     const ChunkedProductParams &chunked = options.schedule.chunkedProduct;
     algorithmOptions.efficientChunk = chunked.chunkMaxima ? chunked.chunk : 0;
+    algorithmOptions.gradQueryBlock =
+        options.schedule.attentionGrad.onePassQueryBlock;
+    algorithmOptions.gradKeyBlock =
+        options.schedule.attentionGrad.onePassKeyBlock;
   }
   algorithmOptions.integerFloat16Casts = target.has_gpu_feature();
   algorithmOptions.bf16DotProducts =

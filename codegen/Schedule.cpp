@@ -336,6 +336,9 @@ void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
     case Family::AttentionGradKeys:
       scheduleAttentionGradKeys(op, ctx);
       break;
+    case Family::AttentionGradOnePass:
+      scheduleAttentionGradOnePass(op, ctx);
+      break;
     case Family::DeformableGradSamples:
       scheduleDeformableGradSamples(op, ctx);
       break;

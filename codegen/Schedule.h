@@ -201,6 +201,7 @@ void scheduleRowAttention(OpStages &op, const ScheduleContext &ctx);
 void scheduleMaterializedAttention(OpStages &op, const ScheduleContext &ctx);
 void scheduleAttentionGradRows(OpStages &op, const ScheduleContext &ctx);
 void scheduleAttentionGradKeys(OpStages &op, const ScheduleContext &ctx);
+void scheduleAttentionGradOnePass(OpStages &op, const ScheduleContext &ctx);
 void scheduleChoice(OpStages &op, const ScheduleContext &ctx);
 void scheduleDeformableGradSamples(OpStages &op, const ScheduleContext &ctx);
 void scheduleDeformableGradValue(OpStages &op, const ScheduleContext &ctx);

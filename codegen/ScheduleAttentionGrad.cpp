@@ -199,3 +199,138 @@ void mlir::attn::codegen::scheduleAttentionGradKeys(OpStages &op,
   op.form += "; P and dP per chunk of " + std::to_string(chunk.factor) +
              " queries";
 }
+
+namespace {
+
+/// Columns per register tile of a one-pass block product over `cols`
+/// columns whose first `split` are one kind (dK) and the rest another (dV):
+/// the widest of tileVectors..1 vectors dividing both, so no tile straddles
+/// the two and its select resolves at compile time; else one vector.
+int blockTileColumns(int64_t split, int64_t cols, int vector,
+                     const AttentionGradParams &p) {
+  for (int vectors = std::max(1, p.tileVectors); vectors > 1; vectors /= 2) {
+    int width = vector * vectors;
+    if (split % width == 0 && cols % width == 0)
+      return width;
+  }
+  return vector;
+}
+
+/// out(c, r, blk, b...) = acc over its RDom (`k`), a block of `cols`
+/// columns computed at `at`: register tiles of `tileCols` columns (vectors,
+/// unrolled) x tileRows rows, acc per tile in registers.
+void scheduleBlockProduct(Func out, Func acc, RVar k, const LoopLevel &at,
+                          int64_t cols, int tileCols, int vector,
+                          const AttentionGradParams &p) {
+  std::vector<Var> args = out.args(), accArgs = acc.args();
+  Var co(out.name() + "_co"), ci(out.name() + "_ci"), ro(out.name() + "_ro"),
+      ri(out.name() + "_ri");
+  out.compute_at(at)
+      .split(args[0], co, ci, tileCols, TailStrategy::RoundUp)
+      .split(args[1], ro, ri, p.tileRows, TailStrategy::RoundUp)
+      .reorder(ci, ri, co, ro)
+      .vectorize(ci, vector)
+      .unroll(ri);
+  // The column tiles unrolled (at most 8): a tile's select between dK and
+  // dV then resolves at compile time, and its loads are dense.
+  if ((cols + tileCols - 1) / tileCols <= 8)
+    out.unroll(co);
+  acc.compute_at(out, co)
+      .vectorize(accArgs[0], vector)
+      .unroll(accArgs[0])
+      .unroll(accArgs[1]);
+  acc.update()
+      .reorder(accArgs[0], accArgs[1], k)
+      .vectorize(accArgs[0], vector)
+      .unroll(accArgs[0])
+      .unroll(accArgs[1]);
+}
+
+/// The pure batch args of `stage` (args from index 2 on) fused into one
+/// parallel loop named `name`; a stage without batch args stays serial.
+void parallelBatch(Halide::Stage stage, const std::vector<Var> &args,
+                   const std::string &name) {
+  if (args.size() <= 2)
+    return;
+  Var fused = args[2];
+  for (size_t a = 3; a < args.size(); ++a) {
+    Var next(name + "_" + std::to_string(a));
+    stage.fuse(fused, args[a], next);
+    fused = next;
+  }
+  stage.parallel(fused);
+}
+
+} // namespace
+
+void mlir::attn::codegen::scheduleAttentionGradOnePass(
+    OpStages &op, const ScheduleContext &ctx) {
+  const AttentionGradParams &p = ctx.params.attentionGrad;
+  int vector = ctx.vectorWidth(p.vectorWidth, op.result.type);
+  int64_t dk = op.info.at("dk"), keyBlock = op.info.at("keyBlock");
+  Func keys = op.result.func; // x, j, b...
+  std::string form;
+  scheduleBlocks(keys, op.result.shape[op.result.rank() - 2],
+                 static_cast<int>(keyBlock), vector, form, "key blocks of ");
+  for (const char *role : {"lse", "delta"}) {
+    Func f = op.stages.at(role);
+    f.compute_root().vectorize(f.args()[0], vector, TailStrategy::GuardWithIf);
+  }
+  Func delta = op.stages.at("delta");
+  delta.update()
+      .reorder(delta.args()[0], op.domains.at("delta").x)
+      .vectorize(delta.args()[0], vector, TailStrategy::GuardWithIf);
+  int64_t queries = op.info.at("queries");
+  scheduleTransposedCopy(op.stages.at("queryT"), vector, queries);
+  scheduleTransposedCopy(op.stages.at("cotangentT"), vector, queries);
+  if (op.stages.count("maskT"))
+    scheduleTransposedCopy(op.stages.at("maskT"), vector, queries);
+
+  // The two accumulations, fused: per batch index (in parallel), key block
+  // J, query block I; kv's body (dK and dV of block J from block I) then
+  // dq's (dQ of block I from block J).
+  Func kv = op.stages.at("kv"), dq = op.stages.at("dq");
+  Halide::RDom rk = op.domains.at("kv"), rq = op.domains.at("dq");
+  std::vector<Var> kvArgs = kv.args(), dqArgs = dq.args(); // c|x, j|i, b...
+  std::string batchName = op.name + "_batch";
+  for (Func f : {kv, dq}) {
+    std::vector<Var> args = f.args();
+    f.compute_root().vectorize(args[0], vector, TailStrategy::GuardWithIf);
+    parallelBatch(f, args, batchName + "_init");
+  }
+  Halide::Stage kvUpdate = kv.update(), dqUpdate = dq.update();
+  std::vector<Halide::VarOrRVar> kvOrder = {kvArgs[0], rk.x, rk.y, rk.z},
+                                 dqOrder = {dqArgs[0], rq.x, rq.y, rq.z};
+  for (size_t a = 2; a < kvArgs.size(); ++a) {
+    kvOrder.push_back(kvArgs[a]);
+    dqOrder.push_back(dqArgs[a]);
+  }
+  kvUpdate.reorder(kvOrder).vectorize(kvArgs[0], vector,
+                                      TailStrategy::GuardWithIf);
+  dqUpdate.reorder(dqOrder).vectorize(dqArgs[0], vector,
+                                      TailStrategy::GuardWithIf);
+  parallelBatch(kvUpdate, kvArgs, batchName);
+  parallelBatch(dqUpdate, dqArgs, batchName);
+  dqUpdate.compute_with(kvUpdate, rk.y);
+
+  // Per (J, I) block: P and dP (key tiles x query vectors), dS, then the
+  // two block products that read them.
+  LoopLevel block(kv, rk.y);
+  int queryBlock = static_cast<int>(op.info.at("queryBlock"));
+  Halide::Expr cols = queryBlock, rows = static_cast<int>(keyBlock);
+  scheduleProductTile(op.stages.at("pT"), op.stages.at("dotT"),
+                      op.domains.at("dotT").x, block, cols, rows, vector, p);
+  scheduleProductTile(op.stages.at("dpT"), op.stages.at("dpTacc"),
+                      op.domains.at("dpTacc").x, block, cols, rows, vector, p);
+  Func dST = op.stages.at("dsT");
+  dST.compute_at(block).vectorize(dST.args()[0], vector,
+                                  TailStrategy::GuardWithIf);
+  int64_t kvCols = op.info.at("kvCols");
+  scheduleBlockProduct(op.stages.at("kvblock"), op.stages.at("kvblockacc"),
+                       op.domains.at("kvblockacc").x, block, kvCols,
+                       blockTileColumns(dk, kvCols, vector, p), vector, p);
+  scheduleBlockProduct(op.stages.at("dqblock"), op.stages.at("dqblockacc"),
+                       op.domains.at("dqblockacc").x, LoopLevel(dq, rq.y), dk,
+                       blockTileColumns(dk, dk, vector, p), vector, p);
+  op.form += "; " + form.substr(2);
+}

@@ -358,6 +358,7 @@ void mlir::attn::codegen::scheduleGpu(OpStages &op,
     return;
   case Family::AttentionGradRows:
   case Family::AttentionGradKeys:
+  case Family::AttentionGradOnePass: // CPU hand schedules only (Codegen.cpp)
     // Every stage a kernel of its own: the products' reductions stay
     // serial in a thread each, and the score-sized stages are stored whole
     // (global memory; the CPU schedule's blocking is not done here).

@@ -99,6 +99,14 @@ struct AttentionGradParams {
   int queryChunk = 256;
   int tileVectors = 4; ///< register tiles of the products
   int tileRows = 4;
+  /// With the forward's saved lse and output (D = rowsum(dO O)), one pass
+  /// instead of the two: per batch index (the parallel tasks, at least 2),
+  /// key blocks of onePassKeyBlock keys and in each query blocks of
+  /// onePassQueryBlock queries, whose P and dS feed dK, dV and dQ (five
+  /// products instead of seven). Needs static sizes that split into whole
+  /// blocks; 0 keeps the two passes.
+  int onePassQueryBlock = 64;
+  int onePassKeyBlock = 64;
 };
 
 /// Chunked products: a product reduced over many positions into few rows,

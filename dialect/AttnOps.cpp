@@ -82,21 +82,26 @@ static void printLevels(OpAsmPrinter &printer, Operation *,
 static ParseResult parseOptionalOperandTypes(
     OpAsmParser &parser, std::optional<OpAsmParser::UnresolvedOperand> first,
     Type &firstType, std::optional<OpAsmParser::UnresolvedOperand> second,
-    Type &secondType) {
+    Type &secondType, std::optional<OpAsmParser::UnresolvedOperand> third,
+    Type &thirdType) {
   if (first && (parser.parseComma() || parser.parseType(firstType)))
     return failure();
   if (second && (parser.parseComma() || parser.parseType(secondType)))
+    return failure();
+  if (third && (parser.parseComma() || parser.parseType(thirdType)))
     return failure();
   return success();
 }
 
 static void printOptionalOperandTypes(OpAsmPrinter &printer, Operation *,
                                       Value first, Type firstType, Value second,
-                                      Type secondType) {
-  if (first)
-    printer << ", " << firstType;
-  if (second)
-    printer << ", " << secondType;
+                                      Type secondType, Value third,
+                                      Type thirdType) {
+  for (auto [operand, type] :
+       {std::pair{first, firstType}, std::pair{second, secondType},
+        std::pair{third, thirdType}})
+    if (operand)
+      printer << ", " << type;
 }
 
 //===----------------------------------------------------------------------===//
@@ -400,8 +405,9 @@ LogicalResult AttentionGradOp::inferReturnTypes(
   // The saved statistics have their own element type (verify()); the mask
   // has the others'.
   SmallVector<Value> typed(operands.take_front(4));
-  if (Value mask = adaptor.getMask())
-    typed.push_back(mask);
+  for (Value operand : {adaptor.getMask(), adaptor.getOutput()})
+    if (operand)
+      typed.push_back(operand);
   return inferResults(
       typed, emitError,
       [&]() {
@@ -409,7 +415,8 @@ LogicalResult AttentionGradOp::inferReturnTypes(
             shapeOf(adaptor.getQuery()), shapeOf(adaptor.getKey()),
             shapeOf(adaptor.getValue()), shapeOf(adaptor.getCotangent()),
             optionalShapeOf(adaptor.getMask()),
-            optionalShapeOf(adaptor.getLse()), emitError);
+            optionalShapeOf(adaptor.getLse()),
+            optionalShapeOf(adaptor.getOutput()), emitError);
       },
       inferred);
 }
@@ -466,6 +473,9 @@ LogicalResult AttentionGradOp::verify() {
              << expected << " (f64 for f64 operands, else f32), got "
              << element;
   }
+  if (getOutput() && !getLse())
+    return emitOpError("output (the forward's result, for D = rowsum(dO * O)) "
+                       "needs lse: both are what the forward saved");
   return success();
 }
 

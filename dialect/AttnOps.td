@@ -642,6 +642,13 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
     sum again (it still computes D and dQ).
     `--attn-grad=save-statistics=1` passes it.
 
+    The optional `output` operand (only with `lse`) is the forward's result
+    O, the cotangent's shape and the operands' element type: D is then
+    rowsum(dO * O) as given, and code generation runs one pass over key
+    blocks that also accumulates dQ (FlashAttention-2's loop: five products
+    instead of seven, no row pass). `--attn-grad=save-statistics=1` passes
+    it for f32 and f64 attention (docs/training.md).
+
     ```mlir
     %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %do scale 0.125
         : tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32>,
@@ -651,6 +658,12 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
     %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %do lse %lse scale 0.125
         : tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32>,
           tensor<8x128x64xf32>, tensor<8x128xf32>
+        -> tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32>
+    // With the forward's log-sum-exp and output (D = rowsum(dO * O)).
+    %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %do lse %lse output %o
+        scale 0.125
+        : tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32>,
+          tensor<8x128x64xf32>, tensor<8x128xf32>, tensor<8x128x64xf32>
         -> tensor<8x128x64xf32>, tensor<8x128x64xf32>, tensor<8x128x64xf32>
     // With an additive mask (a padding mask: no gradient of its own).
     %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %do mask %m scale 0.125
@@ -666,6 +679,7 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
     Attn_FloatTensor:$cotangent,
     Optional<Attn_FloatTensor>:$mask,
     Optional<Attn_FloatTensor>:$lse,
+    Optional<Attn_FloatTensor>:$output,
     DefaultValuedAttr<F64Attr, "1.0">:$scale,
     UnitAttr:$causal
   );
@@ -676,10 +690,10 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad",
   );
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $cotangent (`mask` $mask^)? (`lse` $lse^)?
-    (`scale` $scale^)? (`causal` $causal^)? attr-dict `:` type($query) `,`
-    type($key) `,` type($value) `,` type($cotangent) ``
+    (`output` $output^)? (`scale` $scale^)? (`causal` $causal^)? attr-dict
+    `:` type($query) `,` type($key) `,` type($value) `,` type($cotangent) ``
     custom<OptionalOperandTypes>(ref($mask), type($mask), ref($lse),
-                                 type($lse))
+                                 type($lse), ref($output), type($output))
     `->` type($dquery) `,` type($dkey) `,` type($dvalue)
   }];
   let extraClassDeclaration = [{

@@ -413,7 +413,8 @@ Shape mlir::attn::inferRowStatisticsShape(ArrayRef<int64_t> result) {
 FailureOr<SmallVector<Shape, 3>> mlir::attn::inferAttentionGradShapes(
     ArrayRef<int64_t> query, ArrayRef<int64_t> key, ArrayRef<int64_t> value,
     ArrayRef<int64_t> cotangent, std::optional<ArrayRef<int64_t>> mask,
-    std::optional<ArrayRef<int64_t>> lse, EmitShapeError emitError) {
+    std::optional<ArrayRef<int64_t>> lse,
+    std::optional<ArrayRef<int64_t>> forwardOutput, EmitShapeError emitError) {
   FailureOr<Shape> output = inferAttentionShape(
       query, key, value, mask, AttentionOperandNames(), emitError);
   if (failed(output))
@@ -428,6 +429,12 @@ FailureOr<SmallVector<Shape, 3>> mlir::attn::inferAttentionGradShapes(
                 << "result, shape "
                 << formatShape(inferRowStatisticsShape(*output)) << ", got "
                 << formatShape(*lse);
+    return failure();
+  }
+  if (forwardOutput && !areCompatibleShapes(*forwardOutput, *output)) {
+    emitError() << "output must have the attention's result shape "
+                << formatShape(*output) << ", got "
+                << formatShape(*forwardOutput);
     return failure();
   }
   Shape lead(output->begin(), output->end() - 2);

@@ -126,13 +126,15 @@ Shape inferRowStatisticsShape(ArrayRef<int64_t> result);
 
 /// attn.attention_grad: the attention operands and optional mask as for
 /// inferAttentionShape, a cotangent of the attention's result shape and
-/// optional saved row statistics `lse` of its row-statistics shape.
-/// Results: dquery (..., n, dk), dkey (..., m, dk), dvalue (..., m, dv),
-/// each with the broadcast leading dims (the mask's included).
+/// optional saved row statistics `lse` of its row-statistics shape, the
+/// optional saved forward output of the result's shape. Results: dquery (...,
+/// n, dk), dkey (..., m, dk), dvalue (..., m, dv), each with the broadcast
+/// leading dims (the mask's included).
 FailureOr<SmallVector<Shape, 3>> inferAttentionGradShapes(
     ArrayRef<int64_t> query, ArrayRef<int64_t> key, ArrayRef<int64_t> value,
     ArrayRef<int64_t> cotangent, std::optional<ArrayRef<int64_t>> mask,
-    std::optional<ArrayRef<int64_t>> lse, EmitShapeError emitError);
+    std::optional<ArrayRef<int64_t>> lse,
+    std::optional<ArrayRef<int64_t>> forwardOutput, EmitShapeError emitError);
 
 } // namespace mlir::attn
 

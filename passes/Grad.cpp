@@ -175,9 +175,13 @@ public:
 
   Value adjointOf(Value value) const { return adjoints.lookup(value); }
 
-  /// The saved row log-sum-exp that `op`'s attn.attention_grad takes
-  /// (save-statistics).
-  void saveStatistics(Operation *op, Value lse) { savedLse[op] = lse; }
+  /// The saved row log-sum-exp (and output, if saved) that `op`'s
+  /// attn.attention_grad takes (save-statistics).
+  void saveStatistics(Operation *op, Value lse, Value output) {
+    savedLse[op] = lse;
+    if (output)
+      savedOutput[op] = output;
+  }
 
   /// Emits the adjoint rule of `op` given its result's adjoint.
   LogicalResult differentiate(Operation *op);
@@ -222,7 +226,7 @@ private:
   OpBuilder &b;
   const NoGradArgs &noGrad;
   llvm::DenseMap<Value, Value> adjoints;
-  llvm::DenseMap<Operation *, Value> savedLse;
+  llvm::DenseMap<Operation *, Value> savedLse, savedOutput;
 };
 
 Value Differentiator::zerosLike(Location loc, Value like) {
@@ -375,9 +379,9 @@ void Differentiator::softmaxAttention(DotProductAttentionOp op, Value g) {
   Location loc = op.getLoc();
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   Value phiQ = mapped(op, q), phiK = mapped(op, k);
-  auto grad = AttentionGradOp::create(b, loc, phiQ, phiK, v, g, op.getMask(),
-                                      savedLse.lookup(op), op.getScale(),
-                                      op.getCausal());
+  auto grad = AttentionGradOp::create(
+      b, loc, phiQ, phiK, v, g, op.getMask(), savedLse.lookup(op),
+      savedOutput.lookup(op), op.getScale(), op.getCausal());
   // phi' is elementwise in the operand, so the sums over broadcast dims go
   // first (feature_map_grad takes operands of one shape).
   accumulate(q, throughMap(op, q, unbroadcast(loc, grad.getDquery(), q)));
@@ -648,6 +652,14 @@ SmallVector<DotProductAttentionOp> fusedSoftmaxOps(func::FuncOp f,
   return ops;
 }
 
+/// Whether save-statistics also saves `op`'s output O (D = rowsum(dO O)
+/// in the backward instead of a second pass): for f32 and f64 attention. A
+/// 16-bit O is rounded, and D must come from the unrounded one (design §8).
+bool savesOutput(DotProductAttentionOp op) {
+  Type element = op.getResult().getType().getElementType();
+  return element.isF32() || element.isF64();
+}
+
 /// `op` with the `with_lse` result (the op itself if it has it), its other
 /// result's uses moved to the new op.
 DotProductAttentionOp withLse(DotProductAttentionOp op) {
@@ -760,11 +772,23 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
     inputs.push_back(result.getType());
     differentiator.accumulate(result, cotangent);
   }
-  // The saved statistics follow the cotangents (the ABI, docs/training.md).
+  // The saved statistics follow the cotangents (the ABI, docs/training.md):
+  // per op its lse, then its output if it is saved too.
+  // Each is marked with its kind, "lse" or "output" (tools name them so).
+  SmallVector<std::pair<Value, StringRef>> forwardSaved;
   for (auto [saving, op] : llvm::zip_equal(savingOps, cloneOps)) {
-    Type type = saving.getLse().getType();
-    differentiator.saveStatistics(op, body.addArgument(type, f.getLoc()));
-    inputs.push_back(type);
+    Type lseType = saving.getLse().getType();
+    Value lse = body.addArgument(lseType, f.getLoc());
+    inputs.push_back(lseType);
+    forwardSaved.push_back({saving.getLse(), "lse"});
+    Value output;
+    if (savesOutput(saving)) {
+      Type outputType = saving.getResult().getType();
+      output = body.addArgument(outputType, f.getLoc());
+      inputs.push_back(outputType);
+      forwardSaved.push_back({saving.getResult(), "output"});
+    }
+    differentiator.saveStatistics(op, lse, output);
   }
   SmallVector<Operation *> forward;
   for (Operation &op : body.without_terminator())
@@ -791,24 +815,26 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
   func::ReturnOp::create(b, ret.getLoc(), gradients);
   ret.erase();
   grad.setFunctionType(FunctionType::get(context, inputs, results));
-  unsigned firstSaved = inputs.size() - savingOps.size();
-  for (unsigned i = firstSaved; i < inputs.size(); ++i)
-    grad.setArgAttr(i, kSavedStatistics, UnitAttr::get(context));
+  unsigned firstSaved = inputs.size() - forwardSaved.size();
+  for (auto [i, saved] : llvm::enumerate(forwardSaved))
+    grad.setArgAttr(firstSaved + i, kSavedStatistics,
+                    StringAttr::get(context, saved.second));
 
   // f returns the saved statistics after its own results.
-  if (!savingOps.empty()) {
+  if (!forwardSaved.empty()) {
     auto forwardReturn =
         cast<func::ReturnOp>(f.getBody().front().getTerminator());
     unsigned firstLse = forwardReturn.getNumOperands();
     SmallVector<Type> forwardResults(f.getFunctionType().getResults());
-    for (DotProductAttentionOp op : savingOps) {
-      forwardReturn.getOperandsMutable().append(op.getLse());
-      forwardResults.push_back(op.getLse().getType());
+    for (auto [saved, kind] : forwardSaved) {
+      forwardReturn.getOperandsMutable().append(saved);
+      forwardResults.push_back(saved.getType());
     }
     f.setFunctionType(FunctionType::get(
         context, f.getFunctionType().getInputs(), forwardResults));
-    for (unsigned i = firstLse; i < forwardResults.size(); ++i)
-      f.setResultAttr(i, kSavedStatistics, UnitAttr::get(context));
+    for (auto [i, saved] : llvm::enumerate(forwardSaved))
+      f.setResultAttr(firstLse + i, kSavedStatistics,
+                      StringAttr::get(context, saved.second));
   }
 
   // The forward ops whose values no adjoint reads are dead.

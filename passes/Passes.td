@@ -233,8 +233,11 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
     f64 operands; the attention's result shape without its last dim). @f_grad
     takes them as arguments after the cotangents, in the same order, and
     passes each to its `attn.attention_grad` as `lse`, so the backward does
-    not recompute the row max and exp sum. The extra results of @f and
-    arguments of @f_grad carry the unit attribute `attn.saved_statistics`.
+    not recompute the row max and exp sum. After the lse of an f32 or f64
+    op comes its output O, which its `attn.attention_grad` takes as
+    `output` (D = rowsum(dO O), and the one-pass backward). The extra
+    results of @f and arguments of @f_grad carry the attribute
+    `attn.saved_statistics = "lse"` or `"output"`.
   }];
   let options = [
     ListOption<"funcs", "funcs", "std::string",

@@ -1134,7 +1134,8 @@ Status dotProductAttention(const Tensor &query, const Tensor &key,
 Status attentionGrad(const Tensor &query, const Tensor &key,
                      const Tensor &value, const Tensor &cotangent, double scale,
                      bool causal, Tensor &dQuery, Tensor &dKey, Tensor &dValue,
-                     const Tensor *lse, const Tensor *mask) {
+                     const Tensor *lse, const Tensor *mask,
+                     const Tensor *output) {
   const char *op = "attentionGrad";
   Broadcast bc;
   if (Status s = checkQKV(op, "query", query, "key", key, "value", value, bc);
@@ -1163,6 +1164,15 @@ Status attentionGrad(const Tensor &query, const Tensor &key,
       return fail(op, "lse " + lse->shapeString() +
                           " must have one value per row of the attention's "
                           "result");
+  }
+  if (output) {
+    if (!lse)
+      return fail(op, "output (for D = rowsum(dO * O)) needs lse");
+    if (Status s = checkTensor(op, "output", *output); !s)
+      return s;
+    if (output->shape != outShape)
+      return fail(op, "output " + output->shapeString() +
+                          " must have the attention's result shape");
   }
   auto withRows = [&](int64_t rows, int64_t cols) {
     std::vector<int64_t> shape = bc.shape;
@@ -1203,6 +1213,8 @@ Status attentionGrad(const Tensor &query, const Tensor &key,
       double *gk = dk_.data.data() + b * m * dk;
       double *gv = dv_.data.data() + b * m * dv;
       const double *savedLse = lse ? lse->data.data() + b * n : nullptr;
+      const double *savedOut =
+          output ? output->data.data() + b * n * dv : nullptr;
       const double *msk =
           mask ? mask->data.data() + bc.index(3, b) * n * m : nullptr;
       for (int64_t i = 0; i < n; ++i) {
@@ -1228,7 +1240,8 @@ Status attentionGrad(const Tensor &query, const Tensor &key,
         } else {
           normalizeSlice(pi, 1, 0, rowEnd(i), m, NormKind::Softmax, 0.0);
         }
-        // D_i = sum_j P_ij dP_ij with dP = dO V^T.
+        // D_i = sum_j P_ij dP_ij with dP = dO V^T, or rowsum(dO * O) of
+        // the saved output.
         double rowDot = 0.0;
         for (int64_t j = 0; j < m; ++j) {
           double acc = 0.0;
@@ -1236,6 +1249,11 @@ Status attentionGrad(const Tensor &query, const Tensor &key,
             acc += dO[i * dv + e] * v[j * dv + e];
           dpi[j] = acc;
           rowDot += pi[j] * acc;
+        }
+        if (savedOut) {
+          rowDot = 0.0;
+          for (int64_t e = 0; e < dv; ++e)
+            rowDot += dO[i * dv + e] * savedOut[i * dv + e];
         }
         for (int64_t j = 0; j < m; ++j)
           dpi[j] = pi[j] * (dpi[j] - rowDot); // dS

@@ -212,11 +212,13 @@ Status dotProductAttention(const Tensor &query, const Tensor &key,
 /// recomputed from S. With `mask` (additive, (..., n, m), leading dims
 /// broadcasting with the others), S = scale Q K^T + mask, and a -inf mask
 /// entry hides its score as in dotProductAttention; the mask gets no
-/// gradient here (it would be dS).
+/// gradient here (it would be dS). With `output` (the forward's result O,
+/// the cotangent's shape; only with `lse`), D = rowsum(dO * O) as given.
 Status attentionGrad(const Tensor &query, const Tensor &key,
                      const Tensor &value, const Tensor &cotangent, double scale,
                      bool causal, Tensor &dQuery, Tensor &dKey, Tensor &dValue,
-                     const Tensor *lse = nullptr, const Tensor *mask = nullptr);
+                     const Tensor *lse = nullptr, const Tensor *mask = nullptr,
+                     const Tensor *output = nullptr);
 
 /// Efficient attention (Shen et al.). query (..., n, dk), key (..., m, dk),
 /// value (..., m, dv) -> (..., n, dv). Leading dims broadcast.

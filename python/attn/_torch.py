@@ -63,8 +63,9 @@ def register(spec, func, options):
     op = torch.library.custom_op(f"attn::{forward.name}_{key}", run,
                                  mutates_args=(),
                                  schema=_schema(names, len(results)))
-    # save_statistics: the last `saved` results are the row log-sum-exp
-    # that the backward takes; the user sees f's own results.
+    # save_statistics: the last `saved` results are what the backward takes
+    # (per fused softmax op its row log-sum-exp, and for f32 and f64 its
+    # output); the user sees f's own results.
     saved = forward.saved_statistics
 
     @op.register_fake
@@ -101,7 +102,7 @@ def _register_gradient(op, spec, func, options, key, name, names, results,
         return compiled["kernel"](*args)
 
     grad_names = _schema_names(names + [f"d{r.name}" for r in results[:primal]]
-                               + [f"lse{i}" for i in range(saved)])
+                               + [f"saved{i}" for i in range(saved)])
     grad_op = torch.library.custom_op(
         f"attn::{name}_grad_{key}", gradient, mutates_args=(),
         schema=_schema(grad_names, len(differentiable)))

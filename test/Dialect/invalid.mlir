@@ -1183,6 +1183,35 @@ func.func @attention_grad_lse_type(%q: tensor<16x8xf64>, %k: tensor<24x8xf64>, %
 
 // -----
 
+// attention_grad: the saved output has the attention's result shape.
+func.func @attention_grad_output_shape(%q: tensor<2x16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>, %g: tensor<2x16x4xf32>, %lse: tensor<2x16xf32>, %o: tensor<16x4xf32>) {
+  // expected-error @+2 {{'attn.attention_grad' op failed to infer returned types}}
+  // expected-error @+1 {{output must have the attention's result shape 2x16x4, got 16x4}}
+  %0:3 = attn.attention_grad %q, %k, %v, %g lse %lse output %o : tensor<2x16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32>, tensor<2x16x4xf32>, tensor<2x16xf32>, tensor<16x4xf32> -> tensor<2x16x8xf32>, tensor<2x24x8xf32>, tensor<2x24x4xf32>
+  return
+}
+
+// -----
+
+// attention_grad: the saved output comes with the saved lse.
+func.func @attention_grad_output_needs_lse(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>, %g: tensor<16x4xf32>, %o: tensor<16x4xf32>) {
+  // expected-error @+1 {{'attn.attention_grad' op output (the forward's result, for D = rowsum(dO * O)) needs lse: both are what the forward saved}}
+  %0:3 = attn.attention_grad %q, %k, %v, %g output %o : tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32>, tensor<16x4xf32>, tensor<16x4xf32> -> tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32>
+  return
+}
+
+// -----
+
+// attention_grad: the saved output has the operands' element type.
+func.func @attention_grad_output_type(%q: tensor<16x8xf64>, %k: tensor<24x8xf64>, %v: tensor<24x4xf64>, %g: tensor<16x4xf64>, %lse: tensor<16xf64>, %o: tensor<16x4xf32>) {
+  // expected-error @+2 {{'attn.attention_grad' op failed to infer returned types}}
+  // expected-error @+1 {{operands must share one element type, got 'f64' and 'f32'}}
+  %0:3 = attn.attention_grad %q, %k, %v, %g lse %lse output %o : tensor<16x8xf64>, tensor<24x8xf64>, tensor<24x4xf64>, tensor<16x4xf64>, tensor<16xf64>, tensor<16x4xf32> -> tensor<16x8xf64>, tensor<24x8xf64>, tensor<24x4xf64>
+  return
+}
+
+// -----
+
 // attention_grad: the mask follows attn.dot_product's rule, queries x keys.
 func.func @attention_grad_mask_shape(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>, %g: tensor<16x4xf32>, %mask: tensor<24x16xf32>) {
   // expected-error @+2 {{'attn.attention_grad' op failed to infer returned types}}

@@ -528,6 +528,18 @@ func.func @attention_grad_lse(%q: tensor<2x3x16x8xf32>, %k: tensor<2x1x24x8xf32>
 
 // -----
 
+// attn.attention_grad with the forward's saved lse and output.
+// CHECK-LABEL: func.func @attention_grad_output
+// CHECK: attn.attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} mask %{{.+}} lse %{{.+}} output %{{.+}} scale 5.000000e-01 causal : tensor<2x3x16x8xf32>, tensor<2x1x24x8xf32>, tensor<2x1x24x4xf32>, tensor<2x3x16x4xf32>, tensor<16x24xf32>, tensor<2x3x16xf32>, tensor<2x3x16x4xf32> -> tensor<2x3x16x8xf32>, tensor<2x3x24x8xf32>, tensor<2x3x24x4xf32>
+func.func @attention_grad_output(%q: tensor<2x3x16x8xf32>, %k: tensor<2x1x24x8xf32>, %v: tensor<2x1x24x4xf32>, %g: tensor<2x3x16x4xf32>, %mask: tensor<16x24xf32>, %lse: tensor<2x3x16xf32>, %o: tensor<2x3x16x4xf32>) {
+  %0:3 = attn.attention_grad %q, %k, %v, %g mask %mask lse %lse output %o scale 0.5 causal
+      : tensor<2x3x16x8xf32>, tensor<2x1x24x8xf32>, tensor<2x1x24x4xf32>, tensor<2x3x16x4xf32>, tensor<16x24xf32>, tensor<2x3x16xf32>, tensor<2x3x16x4xf32>
+      -> tensor<2x3x16x8xf32>, tensor<2x3x24x8xf32>, tensor<2x3x24x4xf32>
+  return
+}
+
+// -----
+
 // attn.attention_grad with an additive mask (broadcast over the heads and,
 // with it, a mask that broadcasts the batch to 3 heads), alone and with a
 // saved log-sum-exp: the types follow the operands' order.

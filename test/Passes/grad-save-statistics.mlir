@@ -5,23 +5,25 @@
 // --attn-grad=save-statistics=1 (docs/training.md, "Saved statistics"): @f
 // returns, after its own results, the row log-sum-exp of each softmax
 // attention that @f_grad differentiates with attn.attention_grad (in the
-// order of the ops), and @f_grad takes them after the cotangents, as the
-// `lse` operand of that attn.attention_grad. Both sides are marked
-// {attn.saved_statistics}. Without the option nothing is saved.
+// order of the ops), each followed by the op's output when it is f32 or
+// f64, and @f_grad takes them after the cotangents, as the `lse` and
+// `output` operands of that attn.attention_grad. Both sides are marked
+// with their kind, {attn.saved_statistics = "lse"} or "output". Without the
+// option nothing is saved.
 
 // Two softmax layers, one causal with a feature map and grouped K/V, one
-// masked (primitive gradient, nothing saved): one lse, (2, 3, 16), from
-// the first.
+// masked (primitive gradient, nothing saved): one lse, (2, 3, 16), and one
+// output from the first.
 // CHECK-LABEL: func.func @two_layers(
-// CHECK-SAME: -> (tensor<2x3x16x4xf32>, tensor<2x3x16x4xf32>, tensor<2x3x16xf32> {attn.saved_statistics})
+// CHECK-SAME: -> (tensor<2x3x16x4xf32>, tensor<2x3x16x4xf32>, tensor<2x3x16xf32> {attn.saved_statistics = "lse"}, tensor<2x3x16x4xf32> {attn.saved_statistics = "output"})
 // CHECK: %[[O:[a-z0-9_]+]], %[[LSE:[a-z0-9_]+]] = attn.dot_product %arg0, %arg1, %arg2 norm [softmax over keys] scale 5.000000e-01 feature_map relu causal with_lse
 // CHECK-SAME: -> tensor<2x3x16x4xf32>, tensor<2x3x16xf32>
 // CHECK: %[[M:[a-z0-9_]+]] = attn.dot_product %arg0, %arg1, %arg2 mask %arg3 norm [softmax over keys] :
-// CHECK: return %[[O]], %[[M]], %[[LSE]]
+// CHECK: return %[[O]], %[[M]], %[[LSE]], %[[O]]
 // CHECK-LABEL: func.func @two_layers_grad(
-// CHECK-SAME: %arg4: tensor<2x3x16x4xf32>, %arg5: tensor<2x3x16x4xf32>, %arg6: tensor<2x3x16xf32> {attn.saved_statistics})
+// CHECK-SAME: %arg4: tensor<2x3x16x4xf32>, %arg5: tensor<2x3x16x4xf32>, %arg6: tensor<2x3x16xf32> {attn.saved_statistics = "lse"}, %arg7: tensor<2x3x16x4xf32> {attn.saved_statistics = "output"})
 // CHECK-SAME: attributes {attn.gradient_of = @two_layers}
-// CHECK: attn.attention_grad %{{.+}}, %{{.+}}, %arg2, %arg4 lse %arg6 scale 5.000000e-01 causal
+// CHECK: attn.attention_grad %{{.+}}, %{{.+}}, %arg2, %arg4 lse %arg6 output %arg7 scale 5.000000e-01 causal
 // CHECK-NOT: attn.attention_grad
 // CHECK: return
 // RECOMPUTE-LABEL: func.func @two_layers(
@@ -50,11 +52,11 @@ func.func @two_layers(%q: tensor<2x3x16x8xf32>, %k: tensor<2x1x16x8xf32>, %v: te
 // softmax's gradient is fused too, so its lse is saved, and its
 // attn.attention_grad takes the mask and the lse.
 // CHECK-LABEL: func.func @padded(
-// CHECK-SAME: -> (tensor<2x16x4xf32>, tensor<2x16xf32> {attn.saved_statistics})
+// CHECK-SAME: -> (tensor<2x16x4xf32>, tensor<2x16xf32> {attn.saved_statistics = "lse"}, tensor<2x16x4xf32> {attn.saved_statistics = "output"})
 // CHECK: attn.dot_product %arg0, %arg1, %arg2 mask %arg3 norm [softmax over keys] with_lse
 // CHECK-LABEL: func.func @padded_grad(
-// CHECK-SAME: %arg4: tensor<2x16x4xf32>, %arg5: tensor<2x16xf32> {attn.saved_statistics}) -> (tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x4xf32>)
-// CHECK: attn.attention_grad %arg0, %arg1, %arg2, %arg4 mask %arg3 lse %arg5 :
+// CHECK-SAME: %arg4: tensor<2x16x4xf32>, %arg5: tensor<2x16xf32> {attn.saved_statistics = "lse"}, %arg6: tensor<2x16x4xf32> {attn.saved_statistics = "output"}) -> (tensor<2x16x8xf32>, tensor<2x16x8xf32>, tensor<2x16x4xf32>)
+// CHECK: attn.attention_grad %arg0, %arg1, %arg2, %arg4 mask %arg3 lse %arg5 output %arg6 :
 // RECOMPUTE-LABEL: func.func @padded_grad(
 // RECOMPUTE: attn.attention_grad %arg0, %arg1, %arg2, %arg4 mask %arg3 :
 func.func @padded(%q: tensor<2x16x8xf32>, %k: tensor<2x16x8xf32>, %v: tensor<2x16x4xf32>, %mask: tensor<16x16xf32> {attn.no_grad})
@@ -66,16 +68,17 @@ func.func @padded(%q: tensor<2x16x8xf32>, %k: tensor<2x16x8xf32>, %v: tensor<2x1
 
 // -----
 
-// bf16 storage: the lse is f32 (softmax statistics are f32, design §8),
-// and f64 operands give an f64 lse; dynamic rows stay dynamic. Two saved
-// ops, in order.
+// bf16 storage: the lse is f32 (softmax statistics are f32, design §8)
+// and the rounded bf16 output is not saved (D must come from the
+// unrounded one); f64 operands give an f64 lse and their output is saved;
+// dynamic rows stay dynamic. Two saved ops, in order.
 // CHECK-LABEL: func.func @precisions(
-// CHECK-SAME: -> (tensor<?x4xbf16>, tensor<7x4xf64>, tensor<?xf32> {attn.saved_statistics}, tensor<7xf64> {attn.saved_statistics})
+// CHECK-SAME: -> (tensor<?x4xbf16>, tensor<7x4xf64>, tensor<?xf32> {attn.saved_statistics = "lse"}, tensor<7xf64> {attn.saved_statistics = "lse"}, tensor<7x4xf64> {attn.saved_statistics = "output"})
 // CHECK-LABEL: func.func @precisions_grad(
-// CHECK-SAME: %arg6: tensor<?xf32> {attn.saved_statistics}, %arg7: tensor<7xf64> {attn.saved_statistics})
+// CHECK-SAME: %arg6: tensor<?xf32> {attn.saved_statistics = "lse"}, %arg7: tensor<7xf64> {attn.saved_statistics = "lse"}, %arg8: tensor<7x4xf64> {attn.saved_statistics = "output"})
 // The adjoints run in reverse order: the second op's gradient first.
-// CHECK: attn.attention_grad {{.*}} lse %arg7 {{.*}}tensor<7xf64> ->
-// CHECK: attn.attention_grad {{.*}} lse %arg6 {{.*}}tensor<?xf32> ->
+// CHECK: attn.attention_grad {{.*}} lse %arg7 output %arg8 {{.*}}tensor<7xf64>, tensor<7x4xf64> ->
+// CHECK: attn.attention_grad {{.*}} lse %arg6 : {{.*}}tensor<?xf32> ->
 func.func @precisions(%q: tensor<?x8xbf16>, %k: tensor<?x8xbf16>, %v: tensor<?x4xbf16>, %x: tensor<7x4xf64>)
     -> (tensor<?x4xbf16>, tensor<7x4xf64>) {
   %o = attn.dot_product %q, %k, %v norm [softmax over keys]

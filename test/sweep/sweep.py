@@ -62,6 +62,9 @@ class Case:
         self.dynamic_size = None
         self.lead = []
         self.grad = family.endswith("_grad")
+        # The gradient that takes the forward's saved statistics (the
+        # one-pass softmax backward where the sizes allow it).
+        self.saved_statistics = family.endswith("_saved_grad")
 
     @property
     def name(self):
@@ -285,6 +288,12 @@ FAMILIES = {
     "softmax_causal_grad": (gradient(dot_product("softmax over keys",
                                                  " scale 0.125 causal")),
                             ATTENTION_DIMS, []),
+    "softmax_saved_grad": (gradient(dot_product("softmax over keys",
+                                                " scale 0.125")),
+                           ATTENTION_DIMS, []),
+    "softmax_causal_saved_grad": (gradient(dot_product("softmax over keys",
+                                                       " scale 0.125 causal")),
+                                  ATTENTION_DIMS, []),
     "linear_grad": (gradient(dot_product("sum over keys",
                                          feature_map=" feature_map elu_plus_one")),
                     ATTENTION_DIMS, []),
@@ -385,6 +394,17 @@ def make_dims(family, dims_spec, probe_dim, probe, rng):
             break
         largest = max(partners, key=lambda k: dims[k])
         dims[largest] = max(2, dims[largest] // 2)
+        dims["mdyn"] = dims["m"]
+    if family.endswith("_saved_grad"):
+        # The one-pass backward needs whole blocks of queries and keys and
+        # two batch indices: the positions not probed are 64 or 128, and
+        # the batch at least 2, so each probe runs the one pass on the
+        # block side of its threshold and the two passes on the other.
+        for dim in ("n", "m"):
+            if dim != probe_dim:
+                dims[dim] = 64 if dims[dim] <= 96 else 128
+        if prod(dims["lead"]) < 2:
+            dims["lead"] = [2] + dims["lead"][1:]
         dims["mdyn"] = dims["m"]
     return dims
 
@@ -493,6 +513,8 @@ def run_case(case, bin_dir, work_dir, seed):
         args = [os.path.join(bin_dir, "attn-run"), path, "--random", str(seed),
                 "--check", "--quiet"] + (["--grad", GRADIENT_RANGE]
                                          if case.grad else [])
+        if case.saved_statistics:
+            args.append("--grad-save-statistics")
         if case.target != "host":
             args += ["--target", case.target]
         if case.dynamic_size is not None:

@@ -1405,6 +1405,44 @@ TEST(NonFiniteTest, AttentionGradRows) {
   EXPECT_TRUE(std::isnan(dq.data[0]));
 }
 
+// With the forward's saved output, D = rowsum(dO * O) is taken from it
+// instead of from P and dP: the same gradients (up to rounding), also
+// causal; the output needs the lse and the result's shape.
+TEST(AttentionGradTest, SavedOutputGivesTheSameGradients) {
+  Tensor q = T({2, 3, 2}, {0.5, -1, 2, 0.25, -0.5, 1, 1, 1, -2, 0.5, 0, 3});
+  Tensor k = T({2, 2}, {1, -0.5, 0.25, 2});
+  Tensor v = T({2, 3}, {1, 2, -1, 0.5, -3, 4});
+  Tensor dO = T({2, 3, 3}, {1, -1, 2, 0.5, 0.5, -2, 3, 1, 0, -1, 2, 1, 0, 0.25,
+                            1, 2, -0.5, 1});
+  for (bool causal : {false, true}) {
+    Tensor out, lse, dq, dk, dv, dqSaved, dkSaved, dvSaved;
+    ASSERT_OK(dotProductAttention(q, k, v, nullptr, kSoftmaxKeys, 0.5,
+                                  FeatureMap::Identity, causal, out, &lse));
+    ASSERT_OK(attentionGrad(q, k, v, dO, 0.5, causal, dq, dk, dv, &lse));
+    ASSERT_OK(attentionGrad(q, k, v, dO, 0.5, causal, dqSaved, dkSaved, dvSaved,
+                            &lse, nullptr, &out));
+    for (auto [a, b] : {std::pair{&dq, &dqSaved}, std::pair{&dk, &dkSaved},
+                        std::pair{&dv, &dvSaved}}) {
+      ASSERT_EQ(a->shape, b->shape);
+      for (size_t i = 0; i < a->data.size(); ++i)
+        EXPECT_NEAR(a->data[i], b->data[i], 1e-12) << causal << " at " << i;
+    }
+    // A different output changes D, so the gradients: it is read.
+    Tensor shifted = out;
+    for (double &x : shifted.data)
+      x += 1.0;
+    ASSERT_OK(attentionGrad(q, k, v, dO, 0.5, causal, dqSaved, dkSaved, dvSaved,
+                            &lse, nullptr, &shifted));
+    EXPECT_GT(std::abs(dqSaved.data[0] - dq.data[0]), 1e-6);
+    EXPECT_ERROR(attentionGrad(q, k, v, dO, 0.5, causal, dqSaved, dkSaved,
+                               dvSaved, nullptr, nullptr, &out),
+                 "needs lse");
+    EXPECT_ERROR(attentionGrad(q, k, v, dO, 0.5, causal, dqSaved, dkSaved,
+                               dvSaved, &lse, nullptr, &lse),
+                 "output", "the attention's result shape");
+  }
+}
+
 TEST(NonFiniteTest, FeatureMapsAndTheirGradients) {
   Tensor x = T({3}, {kNaN, -1, 2}), out;
   for (FeatureMap map : {FeatureMap::EluPlusOne, FeatureMap::Relu}) {

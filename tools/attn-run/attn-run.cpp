@@ -176,11 +176,12 @@ static cl::opt<bool> gradSaveStatistics(
     "grad-save-statistics",
     cl::desc("With --grad: differentiate with --attn-grad=save-statistics=1, "
              "so @f also returns the row log-sum-exp of its softmax "
-             "attention and @f_grad takes it after the cotangents instead of "
-             "recomputing it. attn-run runs @f first for them: the kernel of "
-             "@f for the gradient kernel, the reference @f for the reference "
-             "gradient (--reference, --check); --save-inputs writes them as "
-             "DIR/lse<i>.npy"),
+             "attention (and, for f32 and f64, its output) and @f_grad takes "
+             "them after the cotangents instead of recomputing them. attn-run "
+             "runs @f first for them: the kernel of @f for the gradient "
+             "kernel, the reference @f for the reference gradient "
+             "(--reference, --check); --save-inputs writes them as "
+             "DIR/lse<i>.npy and DIR/output<i>.npy"),
     cl::cat(runCategory));
 static cl::list<std::string> cotangentFiles(
     "cotangent",
@@ -433,7 +434,8 @@ int main(int argc, char **argv) {
     } else {
       inputs = referenceInputs;
     }
-    // The statistics follow f's inputs and the cotangents (lse0, ...).
+    // The statistics follow f's inputs and the cotangents (lse0, output0,
+    // ...).
     size_t firstSaved = forwardInputs.size() + primal;
     if (!saveInputsDir.empty() &&
         failed(api::saveInputs(

@@ -69,15 +69,16 @@ dq, dk = torch.autograd.grad(frozen(q, k, v), (q, k), cotangent)
 assert torch.allclose(dq, expected_grads[0], rtol=0, atol=1e-12)
 print("no_grad: ok")
 
-# save_statistics: the forward kernel also returns the row log-sum-exp,
-# which the gradient kernel takes instead of recomputing it; the op returns
-# f's own result only.
+# save_statistics: the forward kernel also returns the row log-sum-exp and
+# (f64 here) its output, which the gradient kernel takes instead of
+# recomputing them; the op returns f's own result only.
 kernel = attn.compile(SPEC, save_statistics=True)
-assert kernel.saved_statistics == 1, kernel
-o, lse = kernel(*args)
+assert kernel.saved_statistics == 2, kernel
+o, lse, saved_o = kernel(*args)
 expected_lse = torch.logsumexp(0.25 * args[0] @ args[1].transpose(1, 2), -1)
 assert torch.allclose(o, expected, rtol=0, atol=1e-12)
 assert torch.allclose(lse, expected_lse, rtol=0, atol=1e-12)
+assert torch.equal(saved_o, o)
 saving = attn.torch_op(SPEC, save_statistics=True)
 out = saving(*args)
 assert torch.allclose(out, expected, rtol=0, atol=1e-12)
