@@ -14,6 +14,10 @@
 // row log-sum-exp, so nothing spans a row) are computed first, then every
 // register tile of the accumulator reads them.
 //
+// One pass (saved lse and output): per batch index in parallel, key block
+// J, query block I; the block's P, dP and dS feed [dK dV]_J and dQ_I, whose
+// two update loops compute_with fuses at I.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Schedule.h"
@@ -102,6 +106,21 @@ RVar scheduleChunkedAccumulator(Func acc, RVar k, LoopLevel at,
   return ko;
 }
 
+/// The key-side P, dP and dS (keys x queries, queries innermost) at `at`
+/// for the `cols` queries and `rows` keys they are needed for there: P and
+/// dP in register tiles, dS vectorized over the queries.
+void scheduleKeyScores(OpStages &op, const LoopLevel &at,
+                       const Halide::Expr &cols, const Halide::Expr &rows,
+                       int vector, const AttentionGradParams &p) {
+  scheduleProductTile(op.stages.at("pT"), op.stages.at("dotT"),
+                      op.domains.at("dotT").x, at, cols, rows, vector, p);
+  scheduleProductTile(op.stages.at("dpT"), op.stages.at("dpTacc"),
+                      op.domains.at("dpTacc").x, at, cols, rows, vector, p);
+  Func dST = op.stages.at("dsT");
+  dST.compute_at(at).vectorize(dST.args()[0], vector,
+                               TailStrategy::GuardWithIf);
+}
+
 /// Rows of `f`(c, r, b...) in blocks of `blockRows` in parallel with its
 /// columns vectorized; returns the parallel task loop.
 Var scheduleBlocks(Func f, const Halide::Expr &rows, int blockRows,
@@ -188,14 +207,8 @@ void mlir::attn::codegen::scheduleAttentionGradKeys(OpStages &op,
   RVar chunkLoop = scheduleChunkedAccumulator(
       op.stages.at("kvacc"), op.domains.at("kvacc").x, block, cols, m,
       chunk.factor, vector, p);
-  LoopLevel perChunk(op.stages.at("kvacc"), chunkLoop);
-  scheduleProductTile(op.stages.at("pT"), op.stages.at("dotT"),
-                      op.domains.at("dotT").x, perChunk, n, m, vector, p);
-  scheduleProductTile(op.stages.at("dpT"), op.stages.at("dpTacc"),
-                      op.domains.at("dpTacc").x, perChunk, n, m, vector, p);
-  Func dST = op.stages.at("dsT");
-  dST.compute_at(perChunk).vectorize(dST.args()[0], vector,
-                                     TailStrategy::GuardWithIf);
+  scheduleKeyScores(op, LoopLevel(op.stages.at("kvacc"), chunkLoop), n, m,
+                    vector, p);
   op.form += "; P and dP per chunk of " + std::to_string(chunk.factor) +
              " queries";
 }
@@ -316,15 +329,8 @@ void mlir::attn::codegen::scheduleAttentionGradOnePass(
   // Per (J, I) block: P and dP (key tiles x query vectors), dS, then the
   // two block products that read them.
   LoopLevel block(kv, rk.y);
-  int queryBlock = static_cast<int>(op.info.at("queryBlock"));
-  Halide::Expr cols = queryBlock, rows = static_cast<int>(keyBlock);
-  scheduleProductTile(op.stages.at("pT"), op.stages.at("dotT"),
-                      op.domains.at("dotT").x, block, cols, rows, vector, p);
-  scheduleProductTile(op.stages.at("dpT"), op.stages.at("dpTacc"),
-                      op.domains.at("dpTacc").x, block, cols, rows, vector, p);
-  Func dST = op.stages.at("dsT");
-  dST.compute_at(block).vectorize(dST.args()[0], vector,
-                                  TailStrategy::GuardWithIf);
+  scheduleKeyScores(op, block, static_cast<int>(op.info.at("queryBlock")),
+                    static_cast<int>(keyBlock), vector, p);
   int64_t kvCols = op.info.at("kvCols");
   scheduleBlockProduct(op.stages.at("kvblock"), op.stages.at("kvblockacc"),
                        op.domains.at("kvblockacc").x, block, kvCols,

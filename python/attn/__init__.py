@@ -123,8 +123,9 @@ def compile(spec, func="", *, target="host", aot=False, grad=False,
         arguments not marked {attn.no_grad}.
     save_statistics: as --attn-grad=save-statistics=1 (docs/training.md,
         "Saved statistics"): @func also returns the row log-sum-exp of each
-        softmax attention whose gradient is fused, after its own results
-        (Kernel.saved_statistics counts them), and with grad=True
+        softmax attention whose gradient is fused and, for f32 and f64, its
+        output, after its own results (Kernel.saved_statistics counts
+        them), and with grad=True
         @func_grad takes them after the cotangents.
     pipeline / default_pipeline: as attn-run's --pass-pipeline and
         --no-default-pipeline.
