@@ -954,6 +954,15 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
     define(kvBlock, batch.vars({blk, j, c}),
            call(kvBlockAcc, batch.index({blk, j, c})));
     RDom rk(0, kb, 0, queryBlocks, 0, keyBlocks, name + "_blocks");
+    // Causal: a key block after the last query of a query block is hidden
+    // there (P = 0, adds exactly 0); the same condition on both RDoms keeps
+    // their loops alike, and Halide narrows the query-block loop by it, so
+    // the block's P and dS are not computed either.
+    auto someVisible = [&](Expr queryBlockIndex, Expr keyBlockIndex) {
+      return keyBlockIndex * kb <= queryBlockIndex * qb + (qb - 1);
+    };
+    if (causal)
+      rk.where(someVisible(rk.y, rk.z));
     Expr key = rk.z * kb + rk.x;
     define(kv, batch.vars({j, c}), constant(type, 0.0));
     update(kv, batch.index({key, c}),
@@ -972,6 +981,8 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
     define(dqBlock, batch.vars({blk, i, x}),
            call(dqBlockAcc, batch.index({blk, i, x})));
     RDom rq(0, qb, 0, queryBlocks, 0, keyBlocks, name + "_blocks");
+    if (causal)
+      rq.where(someVisible(rq.y, rq.z));
     Expr row = rq.y * qb + rq.x;
     define(dq, batch.vars({i, x}), constant(type, 0.0));
     update(dq, batch.index({row, x}),
@@ -1024,7 +1035,9 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
         std::to_string(queryBlock) +
         "; P from the saved log-sum-exp, D = rowsum(dO O) of the saved "
         "output; each block's P and dS feed dK, dV and dQ)" +
-        (causal ? "; causal: hidden entries are computed and masked" : "");
+        (causal ? "; causal: blocks past the diagonal skipped, hidden "
+                  "entries of the others computed and masked"
+                : "");
     if (failed(result(op.getDquery(), "_dquery", dQuery, 0, n, dk)) ||
         failed(result(op.getDkey(), "_dkey", keys, 0, m, dk)) ||
         failed(result(op.getDvalue(), "_dvalue", keys, dk, m, dv)))

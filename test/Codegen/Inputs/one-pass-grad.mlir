@@ -12,6 +12,14 @@ func.func @causal(%q: tensor<3x128x32xf32>, %k: tensor<3x192x32xf32>, %v: tensor
   return %o : tensor<3x128x48xf32>
 }
 
+// Causal with n > m (the last query block sees every key; key blocks past
+// a query block's last query are skipped).
+func.func @causal_tall(%q: tensor<2x192x16xf32>, %k: tensor<2x128x16xf32>, %v: tensor<2x128x16xf32>) -> tensor<2x192x16xf32> {
+  %o = attn.dot_product %q, %k, %v norm [softmax over keys] causal
+      : tensor<2x192x16xf32>, tensor<2x128x16xf32>, tensor<2x128x16xf32> -> tensor<2x192x16xf32>
+  return %o : tensor<2x192x16xf32>
+}
+
 // Grouped K and V (one head of keys for two of queries: dK and dV are summed
 // over the heads that share them), dk = dv = 64.
 func.func @grouped(%q: tensor<2x2x64x64xf32>, %k: tensor<2x1x128x64xf32>, %v: tensor<2x1x128x64xf32>) -> tensor<2x2x64x64xf32> {
