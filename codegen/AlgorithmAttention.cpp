@@ -908,19 +908,22 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   // (<name>_dq, over J): five products, no row pass. The two updates run
   // over RDoms of one name and shape (row in block, I, J), which lets the
   // schedule fuse their loops (compute_with matches loops by name).
-  auto staticCount = [](Expr e) -> int64_t {
-    auto value = Halide::Internal::as_const_int(e);
-    return value ? *value : -1;
-  };
-  int64_t tasks = 1;
-  for (const Expr &lead : batch.lead)
-    tasks = staticCount(lead) < 0 ? -1 : tasks * staticCount(lead);
-  int64_t rowsN = staticCount(n), keysM = staticCount(m),
-          queryBlock = options.gradQueryBlock, keyBlock = options.gradKeyBlock;
+  using Halide::Internal::as_const_int;
+  // The number of batch indices, when every leading dim is static.
+  std::optional<int64_t> tasks = 1;
+  for (const Expr &lead : batch.lead) {
+    std::optional<int64_t> extent = as_const_int(lead);
+    tasks = tasks && extent ? std::optional<int64_t>(*tasks * *extent)
+                            : std::nullopt;
+  }
+  std::optional<int64_t> rowsN = as_const_int(n), keysM = as_const_int(m),
+                         staticDk = as_const_int(dk),
+                         staticDv = as_const_int(dv);
+  int64_t queryBlock = options.gradQueryBlock, keyBlock = options.gradKeyBlock;
   bool onePass = op.getOutput() && op.getLse() && queryBlock > 0 &&
-                 keyBlock > 0 && rowsN > 0 && keysM > 0 &&
-                 rowsN % queryBlock == 0 && keysM % keyBlock == 0 &&
-                 staticCount(dk) > 0 && staticCount(dv) > 0 && tasks >= 2;
+                 keyBlock > 0 && rowsN && keysM && *rowsN % queryBlock == 0 &&
+                 *keysM % keyBlock == 0 && staticDk && staticDv && tasks &&
+                 *tasks >= 2;
   if (onePass) {
     const TensorFunc &forward = get(op.getOutput());
     Func lseRows = savedRowLse(op.getLse()), delta(name + "_delta");
@@ -931,8 +934,8 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
                batch.operand(dO, {i, ro}) * batch.operand(forward, {i, ro}));
     KeyScores sc = keyScores(lseRows, delta);
     int qb = static_cast<int>(queryBlock), kb = static_cast<int>(keyBlock);
-    Expr queryBlocks = static_cast<int>(rowsN / queryBlock),
-         keyBlocks = static_cast<int>(keysM / keyBlock);
+    Expr queryBlocks = static_cast<int>(*rowsN / queryBlock),
+         keyBlocks = static_cast<int>(*keysM / keyBlock);
     Var blk("blk"), c("c");
     // The reads of Q, dO and K clamp their column: register tiles round the
     // columns up to whole vectors (computed, never read).
@@ -1018,12 +1021,9 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
         {"kvblockacc", rii}, {"dqblockacc", rjj}, {"kv", rk},
         {"dq", rq}};
     std::map<std::string, int64_t> info = {
-        {"queryBlock", queryBlock},
-        {"keyBlock", keyBlock},
-        {"queries", rowsN},
-        {"keys", keysM},
-        {"dk", staticCount(dk)},
-        {"kvCols", staticCount(dk) + staticCount(dv)},
+        {"queryBlock", queryBlock}, {"keyBlock", keyBlock},
+        {"queries", *rowsN},        {"keys", *keysM},
+        {"dk", *staticDk},          {"kvCols", *staticDk + *staticDv},
         {"causal", causal}};
     algorithm.ops.push_back({Family::AttentionGradOnePass, keys.name(),
                              TensorFunc{keys, keysShape, type}, stages, domains,

@@ -824,7 +824,7 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
   if (!forwardSaved.empty()) {
     auto forwardReturn =
         cast<func::ReturnOp>(f.getBody().front().getTerminator());
-    unsigned firstLse = forwardReturn.getNumOperands();
+    unsigned firstSavedResult = forwardReturn.getNumOperands();
     SmallVector<Type> forwardResults(f.getFunctionType().getResults());
     for (auto [saved, kind] : forwardSaved) {
       forwardReturn.getOperandsMutable().append(saved);
@@ -833,7 +833,7 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
     f.setFunctionType(FunctionType::get(
         context, f.getFunctionType().getInputs(), forwardResults));
     for (auto [i, saved] : llvm::enumerate(forwardSaved))
-      f.setResultAttr(firstLse + i, kSavedStatistics,
+      f.setResultAttr(firstSavedResult + i, kSavedStatistics,
                       StringAttr::get(context, saved.second));
   }
 
