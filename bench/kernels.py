@@ -88,11 +88,12 @@ above with:
 - Compute ceiling (compute_ceiling): for the softmax rows, the probe's bf16
   dot-product peak (`bf16_dot_peak_gflops`: vdpbf16ps, 32 multiply-adds per
   instruction; about twice the FMA peak on Zen 4), the ceiling issue 22
-  holds softmax attention to. attn today runs only the scores Q K^T on
-  vdpbf16ps (bf16 Q and K); P V runs on f32 FMAs, so the FMA peak bounds
+  holds softmax attention to. By default attn runs only the scores Q K^T
+  on vdpbf16ps (bf16 Q and K); P V runs on f32 FMAs, so the FMA peak bounds
   that half: at dk = dv attn can reach at most 2 / (1 + r) of the bf16 dot
-  peak, r = bf16 dot peak / FMA peak (2/3 at r = 2). The table shows the
-  fraction of the bf16 dot peak all the same, as the issue asks. The other
+  peak, r = bf16 dot peak / FMA peak (2/3 at r = 2). The rows made by
+  bf16_weights_row() opt into bf16 weights, and P V runs on vdpbf16ps
+  too. The table shows the fraction of the bf16 dot peak for both. The other
   bf16 rows keep the FMA peak: attn runs efficient and linear attention's
   products on FMAs (and they are memory-bound at n = 65536 either way), and
   deformable attention's bilinear samples are no dot products. Where the
@@ -151,6 +152,9 @@ class Kernel:
     # time its speed-up is measured against.
     dtype: str = "f32"
     f32_twin: str = ""
+    # A bf16 softmax row whose op opts into bf16 weights
+    # ({attn.allow_bf16_products}, bf16_weights_row()).
+    bf16_products: bool = False
 
     @property
     def spec(self) -> Path:
@@ -471,6 +475,15 @@ def bf16_row(kernel):
             *kernel.shapes.values(), kernel.output))
 
 
+def bf16_weights_row(kernel):
+    """The bf16 row of a softmax row whose op opts into bf16 weights
+    ({attn.allow_bf16_products}, docs/precision.md): the weights are
+    rounded to bf16 before P V, as PyTorch's bf16 kernels round P, so P V
+    runs on vdpbf16ps too. Named <row>_bf16_weights; counts as bf16_row()."""
+    return replace(bf16_row(kernel), name=f"{kernel.name}_bf16_weights",
+                   func=f"{kernel.name}_bf16_weights", bf16_products=True)
+
+
 # Deformable DETR's 4 feature levels for an 800 x 1200 input (strides 8-64).
 DETR_LEVELS = [(100, 150), (50, 75), (25, 38), (13, 19)]
 
@@ -539,7 +552,9 @@ BACKWARD_KERNELS = [
 BF16_KERNELS = [
     bf16_row(_CORE_BY_NAME[name])
     for name in ("softmax_h8_n1024", "softmax_h8_n4096", "efficient_n65536",
-                 "linear_n65536", "deformable_encoder")]
+                 "linear_n65536", "deformable_encoder")] + [
+    bf16_weights_row(_CORE_BY_NAME[name])
+    for name in ("softmax_h8_n1024", "softmax_h8_n4096")]
 
 KERNELS = CORE_KERNELS + SHAPE_KERNELS + BACKWARD_KERNELS + BF16_KERNELS
 KERNELS_BY_NAME = {kernel.name: kernel for kernel in KERNELS}
@@ -682,7 +697,9 @@ def render_spec(kernel):
         mask = " mask %bias" if "bias" in kernel.shapes else ""
         operands = ", ".join(f"%{name}" for name in ("q", "k", "v"))
         op = (f"attn.dot_product {operands}{mask} norm [softmax over keys] "
-              f"scale {p['scale']}" + (" causal" if p["causal"] else ""))
+              f"scale {p['scale']}" + (" causal" if p["causal"] else "")
+              + (" {attn.allow_bf16_products}" if kernel.bf16_products
+                 else ""))
     elif kernel.family == "efficient":
         header = (f"Efficient attention, softmax variant (Shen et al.), "
                   f"n = {p['n']}, dk = {p['dk']}, dv = {p['dv']}:\n"
@@ -714,6 +731,9 @@ def render_spec(kernel):
     if dtype != "f32":
         header += (f"\n// Every tensor {dtype} (storage; the arithmetic is "
                    "f32, docs/precision.md).")
+    if kernel.bf16_products:
+        header += ("\n// The weights are rounded to bf16 before P V "
+                   "(attn.allow_bf16_products, docs/precision.md).")
     return (f"// Benchmark kernel {name} (bench/kernels.py renders this "
             f"file).\n// {header}\n"
             f"func.func @{kernel.func}({args}) -> {result} {{\n"

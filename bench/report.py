@@ -98,7 +98,11 @@ TARGETS += [
 ]
 # The targets of issue 22, item 5 (bf16 rows; the peers: PyTorch on bf16
 # tensors, and attn's own f32 kernel of the same spec in the same run).
-BF16_SOFTMAX_ROWS = ["softmax_h8_n1024_bf16", "softmax_h8_n4096_bf16"]
+# The *_bf16_weights rows opt into bf16 weights before P V
+# (attn.allow_bf16_products), as PyTorch's bf16 SDPA rounds P.
+BF16_SOFTMAX_ROWS = ["softmax_h8_n1024_bf16", "softmax_h8_n4096_bf16",
+                     "softmax_h8_n1024_bf16_weights",
+                     "softmax_h8_n4096_bf16_weights"]
 TARGETS += [
     *[(row, f"vs_row:{KERNELS_BY_NAME[row].f32_twin}", 1.5,
        "bf16 softmax attention >= 1.5x attn's f32 kernel")

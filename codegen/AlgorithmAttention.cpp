@@ -20,6 +20,21 @@ using namespace mlir::attn::codegen::detail;
 
 namespace {
 
+/// The opt-in of an attention op to bf16 products of computed values
+/// (docs/precision.md, "Opt-in: bf16 weights"): its softmax weights may be
+/// rounded to bf16 before the product with V, as PyTorch's bf16 kernels do.
+constexpr llvm::StringLiteral kAllowBf16Products = "attn.allow_bf16_products";
+
+/// What the schedule remark says of the opt-in: used, or why not.
+std::string bf16WeightsForm(Operation *op, const std::string &unused) {
+  if (!op->hasAttr(kAllowBf16Products))
+    return "";
+  if (!unused.empty())
+    return "; attn.allow_bf16_products not used: " + unused;
+  return "; weights rounded to bf16 (attn.allow_bf16_products): weights x V "
+         "reduce keys in pairs (vdpbf16ps)";
+}
+
 /// Lanes of the first stage of a row maximum over keys (one AVX-512 f32
 /// vector; see lowerDotProductSpec). Listed with the other sizes where a
 /// schedule changes form (ShapeThresholds.h), so the shape sweep covers it.
@@ -152,6 +167,29 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   bool bf16Pairs = options.bf16DotProducts && !fewRows && stepsOverKeys &&
                    spec.featureMap == FeatureMap::identity && queryBf16 &&
                    keyBf16 && staticDk && *staticDk % 2 == 0;
+  // With the op's opt-in, the softmax weights are rounded to bf16 as well
+  // and P V reduces keys in pairs (vdpbf16ps), V packed as (key pair,
+  // column, 2): that needs an even static m. The row statistics a gradient
+  // reads (lse) stay those of the unrounded weights, so an op returning
+  // them keeps f32 weights.
+  const TensorFunc *valueBf16 = storedBf16(spec.value);
+  std::string bf16WeightsUnused;
+  if (op->hasAttr(kAllowBf16Products)) {
+    if (!bf16Pairs)
+      bf16WeightsUnused = "the scores are not bf16 pairs (an AVX512-BF16 "
+                          "target, bf16 Q and K, an even static dk, no "
+                          "feature map, not few rows)";
+    else if (!softmaxOverKeys)
+      bf16WeightsUnused = "the normalization is not one softmax over keys";
+    else if (!valueBf16)
+      bf16WeightsUnused = "V is not bf16";
+    else if (!staticKeys || *staticKeys % 2 != 0)
+      bf16WeightsUnused = "m is not static and even";
+    else if (spec.lse)
+      bf16WeightsUnused = "the op returns its row log-sum-exp";
+  }
+  bool bf16Weights =
+      op->hasAttr(kAllowBf16Products) && bf16WeightsUnused.empty();
 
   Func query(name + "_query"), keyT(name + "_keyT"), dot(name + "_dot"),
       scores(name + "_scores");
@@ -215,7 +253,14 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   // converted to f32 once (a root copy), not in the inner loop of P V. A
   // few rows read V once, so they convert it in place.
   TensorFunc value = v;
-  if (!fewRows && spec.value.getDefiningOp<arith::ExtFOp>()) {
+  if (bf16Weights) {
+    // V (key pair, column, 2) from the stored bf16 V: a vector of it is the
+    // 16 columns x 2 keys one vdpbf16ps reads.
+    Func valuePairs(name + "_valuePairs");
+    define(valuePairs, batch.vars({j, e, pair}),
+           batch.operand(*valueBf16, {2 * j + pair, e}));
+    stages["valuePairs"] = valuePairs;
+  } else if (!fewRows && spec.value.getDefiningOp<arith::ExtFOp>()) {
     Func valueF32(name + "_valueF32");
     std::vector<Var> vars = makeVars(v.rank());
     define(valueF32, vars, v(toExprs(vars)));
@@ -226,7 +271,7 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   if (fewRows || keySplit)
     return lowerKeySplitSoftmax(op, name, batch, spec, q, k, value, stages,
                                 domains, fewRows ? options.keyPart : split,
-                                fewRows);
+                                fewRows, bf16WeightsUnused);
   auto visible = [&](Expr row, Expr col) -> Expr {
     return spec.causal ? col <= row : Halide::Internal::const_true();
   };
@@ -291,12 +336,16 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
                                           curR,
                                           lowest(type))));
       }
+      Expr weight = Halide::select(visible(i, j) && !hidden(i, j, cur),
+                                   softmaxExp(cur - call(max, sliceAt)),
+                                   constant(type, 0.0));
+      // bf16 weights (bf16Weights): the sum is of the rounded values, so
+      // the weights P V reads still sum to 1 after the division.
       define(num, batch.vars({i, j}),
-             Halide::select(visible(i, j) && !hidden(i, j, cur),
-                            softmaxExp(cur - call(max, sliceAt)),
-                            constant(type, 0.0)));
+             bf16Weights ? Halide::cast(Halide::BFloat(16), weight) : weight);
       define(den, sliceVars, constant(type, 0.0));
-      update(den, sliceAt, call(den, sliceAt) + call(num, rAt));
+      update(den, sliceAt,
+             call(den, sliceAt) + Halide::cast(type, call(num, rAt)));
       Expr total = call(den, sliceAt);
       divisor = softmaxDivisor(total);
       if (overKeys)
@@ -322,7 +371,7 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
     info["overKeys" + suffix] = overKeys;
     Func normalized(name + "_p" + suffix);
     define(normalized, batch.vars({i, j}),
-           call(num, batch.index({i, j})) / divisor);
+           Halide::cast(type, call(num, batch.index({i, j}))) / divisor);
     stages["p" + suffix] = normalized;
     current = normalized;
     lastNum = num;
@@ -341,14 +390,22 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   Func weights = divideLast ? lastNum : current;
 
   Func acc(name + "_acc"), result(name);
-  RDom rj(0, m, name + "_rj");
+  // bf16 weights: rj.x is the key within a pair, rj.y the pair. A causal
+  // pair that straddles the diagonal has weight 0 past it.
+  RDom rj = bf16Weights ? RDom(0, 2, 0, m / 2, name + "_rj")
+                        : RDom(0, m, name + "_rj");
   if (spec.causal)
-    rj.where(rj <= i);
+    rj.where((bf16Weights ? 2 * rj.y : Expr(rj.x)) <= i);
+  Expr weightTimesValue =
+      bf16Weights
+          ? Halide::cast<float>(
+                call(weights, batch.index({i, 2 * rj.y + rj.x}))) *
+                Halide::cast<float>(
+                    call(stages.at("valuePairs"), batch.index({rj.y, e, rj.x})))
+          : call(weights, batch.index({i, rj})) * batch.operand(value, {rj, e});
   define(acc, batch.vars({i, e}), constant(type, 0.0));
   update(acc, batch.index({i, e}),
-         call(acc, batch.index({i, e})) +
-             call(weights, batch.index({i, rj})) *
-                 batch.operand(value, {rj, e}));
+         call(acc, batch.index({i, e})) + weightTimesValue);
   Expr out = call(acc, batch.index({i, e}));
   if (divideLast)
     out = out / lastDen;
@@ -396,6 +453,7 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   if (spec.lse)
     form << "; the row log-sum-exp from the same statistics, in the "
             "output's tiles";
+  form << bf16WeightsForm(op, bf16WeightsUnused);
   algorithm.ops[*opAt].form = form.str();
   return success();
 }
@@ -486,8 +544,11 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
     Operation *op, const std::string &name, const AttentionLayout &batch,
     const DotProductSpec &spec, const TensorFunc &q, const TensorFunc &k,
     const TensorFunc &v, std::map<std::string, Func> stages,
-    std::map<std::string, RDom> domains, int64_t split, bool fewRows) {
+    std::map<std::string, RDom> domains, int64_t split, bool fewRows,
+    const std::string &bf16WeightsUnused) {
   Func scores = stages.at("scores");
+  auto valuePairs = stages.find("valuePairs");
+  bool bf16Weights = valuePairs != stages.end();
   Halide::Type type = v.type;
   Expr m = batch.m, dv = batch.dv;
   auto staticKeys = Halide::Internal::as_const_int(m);
@@ -522,22 +583,40 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
   Func num(name + "_num"), den(name + "_den"), acc(name + "_acc");
   Expr key = c * splitKeys + jj;
   Expr score = call(scores, batch.index({i, clampKey(key)}));
+  Expr keyWeight =
+      Halide::select(kept(key), softmaxExp(score - call(splitMax, maxAt)),
+                     constant(type, 0.0));
+  // bf16 weights: the sum is of the rounded values (as in lowerDotProductSpec).
   define(num, batch.vars({c, i, jj}),
-         Halide::select(kept(key), softmaxExp(score - call(splitMax, maxAt)),
-                        constant(type, 0.0)));
+         bf16Weights ? Halide::cast(Halide::BFloat(16), keyWeight) : keyWeight);
   RDom rs(0, splitKeys, name + "_rs");
   define(den, batch.vars({c, i}), constant(type, 0.0));
-  update(den, maxAt, call(den, maxAt) + call(num, batch.index({c, i, rs})));
+  update(den, maxAt,
+         call(den, maxAt) +
+             Halide::cast(type, call(num, batch.index({c, i, rs}))));
   // Hidden keys have weight 0. (A causal predicate here, c * split + rj
   // <= i, would put a branch per row into the register tiles of weights x
   // V; splits wholly past the diagonal are skipped by the merge instead.)
-  RDom rj(0, splitKeys, name + "_rj");
+  // bf16 weights: rj.x is the key within a pair, rj.y the pair; the pairs
+  // of a ragged split past m read V's last pair (their weights are 0).
+  RDom rj = bf16Weights ? RDom(0, 2, 0, splitKeys / 2, name + "_rj")
+                        : RDom(0, splitKeys, name + "_rj");
   Index accAt = batch.index({c, i, e});
+  Expr weightTimesValue;
+  if (bf16Weights) {
+    Expr keyPair = c * (splitKeys / 2) + rj.y;
+    if (ragged)
+      keyPair = Halide::min(keyPair, m / 2 - 1);
+    weightTimesValue =
+        Halide::cast(type, call(num, batch.index({c, i, 2 * rj.y + rj.x}))) *
+        Halide::cast(type,
+                     call(valuePairs->second, batch.index({keyPair, e, rj.x})));
+  } else {
+    weightTimesValue = call(num, batch.index({c, i, rj})) *
+                       batch.operand(v, {clampKey(c * splitKeys + rj), e});
+  }
   define(acc, batch.vars({c, i, e}), constant(type, 0.0));
-  update(acc, accAt,
-         call(acc, accAt) +
-             call(num, batch.index({c, i, rj})) *
-                 batch.operand(v, {clampKey(c * splitKeys + rj), e}));
+  update(acc, accAt, call(acc, accAt) + weightTimesValue);
 
   Func splitResults(name + "_splits");
   define(splitResults, batch.vars({c, i, x}),
@@ -678,6 +757,7 @@ LogicalResult KernelBuilder::lowerKeySplitSoftmax(
   if (spec.lse)
     form << "; the row log-sum-exp from the merged max and sum, in the "
             "output's tiles";
+  form << bf16WeightsForm(op, bf16WeightsUnused);
   algorithm.ops[*opAt].form = form.str();
   return success();
 }

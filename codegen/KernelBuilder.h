@@ -317,11 +317,13 @@ private:
   /// The weights and output of a softmax over keys, split into key ranges of
   /// `split` (AlgorithmOptions::keySplit, or keyPart with `fewRows`), after
   /// `stages` (query, dot, scores, and keyT unless `fewRows`) are defined.
-  LogicalResult lowerKeySplitSoftmax(
-      Operation *op, const std::string &name, const AttentionLayout &batch,
-      const DotProductSpec &spec, const TensorFunc &q, const TensorFunc &k,
-      const TensorFunc &v, std::map<std::string, Func> stages,
-      std::map<std::string, RDom> domains, int64_t split, bool fewRows);
+  LogicalResult
+  lowerKeySplitSoftmax(Operation *op, const std::string &name,
+                       const AttentionLayout &batch, const DotProductSpec &spec,
+                       const TensorFunc &q, const TensorFunc &k,
+                       const TensorFunc &v, std::map<std::string, Func> stages,
+                       std::map<std::string, RDom> domains, int64_t split,
+                       bool fewRows, const std::string &bf16WeightsUnused);
 
   // Used by one family: AlgorithmSampling.cpp.
   /// The levels of a per-sample gather (bilinear_gather, gather_pixels):

@@ -76,6 +76,20 @@ static bool scoresInBf16Pairs(const OpStages &op) {
   return op.domains.at("dot").dimensions() == 2;
 }
 
+/// Whether weights x V reduces keys in pairs of bf16 weights (the op's
+/// attn.allow_bf16_products; vdpbf16ps): "acc" then has a 2-D domain (key
+/// in pair, pair) and V is packed as valuePairs (2, column, pair, b...).
+static bool weightsInBf16Pairs(const OpStages &op) {
+  return op.domains.at("acc").dimensions() == 2;
+}
+
+/// The number of keys weights x V reduces over.
+static Halide::Expr weightKeys(const OpStages &op) {
+  const Halide::RDom &r = op.domains.at("acc");
+  return r.dimensions() == 2 ? Halide::Internal::simplify(2 * r.y.extent())
+                             : r.x.extent();
+}
+
 /// keyT (2, key, pair, b...) of the bf16 scores: blocks of keys as in
 /// scheduleTransposedCopy, each key's pair of features next to each other,
 /// so a vector of the copy is the 16 keys x 2 features one vdpbf16ps reads.
@@ -105,6 +119,16 @@ static void scheduleOperands(OpStages &op, int vector, bool perSplit) {
         .vectorize(args[0], vector, TailStrategy::GuardWithIf)
         .parallel(args.back());
   }
+  auto valuePairs = op.stages.find("valuePairs");
+  if (valuePairs != op.stages.end()) {
+    // A vector is 16 columns x the pair of keys one vdpbf16ps reads.
+    std::vector<Var> args = valuePairs->second.args(); // 2, e, pair, b...
+    valuePairs->second.compute_root()
+        .bound(args[0], 0, 2)
+        .vectorize(args[0])
+        .vectorize(args[1], vector, TailStrategy::GuardWithIf)
+        .parallel(args.back());
+  }
   if (scoresInBf16Pairs(op))
     return schedulePairedKeys(op.stages.at("keyT"), vector);
   // keyT per split holds one split's keys (scheduleRowAttention).
@@ -116,11 +140,32 @@ static void scheduleOperands(OpStages &op, int vector, bool perSplit) {
 /// f(e, i, b...), an update over `r` into rows of output columns, at `at`:
 /// with `tiled`, a register tile (all of f's rows and columns unrolled, in
 /// vectors of `width`, the r loop outside them); else one row, vectorized
-/// by `width` with a guarded tail.
-static void scheduleOutputTile(Func f, Halide::RVar r, Halide::LoopLevel at,
-                               bool tiled, int width) {
+/// by `width` with a guarded tail. A 2-D `r` is keys in bf16 pairs
+/// (weightsInBf16Pairs): in a tile, each vector product reduces its pair
+/// (vdpbf16ps); in a guarded row the pair stays a loop.
+static void scheduleOutputTile(Func f, const Halide::RDom &r,
+                               Halide::LoopLevel at, bool tiled, int width) {
   std::vector<Var> args = f.args(); // e, i, b...
   f.compute_at(at);
+  if (r.dimensions() == 2) {
+    Halide::RVar inPair = r.x, pairs = r.y;
+    if (tiled) {
+      f.vectorize(args[0], width).unroll(args[1]);
+      f.update()
+          .reorder(inPair, args[0], args[1], pairs)
+          .atomic()
+          .vectorize(inPair)
+          .vectorize(args[0], width)
+          .unroll(args[0])
+          .unroll(args[1]);
+    } else {
+      f.vectorize(args[0], width, TailStrategy::GuardWithIf);
+      f.update()
+          .reorder(args[0], inPair, pairs)
+          .vectorize(args[0], width, TailStrategy::GuardWithIf);
+    }
+    return;
+  }
   if (tiled) {
     f.vectorize(args[0], width).unroll(args[1]);
     f.update()
@@ -262,7 +307,7 @@ static void scheduleFewRowsAttention(OpStages &op, const ScheduleContext &ctx,
     out.parallel(args.back());
   for (const char *role : {"rowmax", "weight", "rowden"})
     op.stages.at(role).compute_at(out, args[1]);
-  scheduleOutputTile(op.stages.at("merged"), op.domains.at("merge").x,
+  scheduleOutputTile(op.stages.at("merged"), op.domains.at("merge"),
                      Halide::LoopLevel(out, args[1]), false, vector);
 }
 
@@ -293,7 +338,7 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
   scheduleOperands(op, vector, keyTPerSplit);
   Func scores = op.stages.at("scores"), dot = op.stages.at("dot");
   Func acc = op.stages.at("acc");
-  Halide::Expr m = op.domains.at("acc").x.extent();
+  Halide::Expr m = weightKeys(op);
   std::vector<Var> args = out.args(); // e, i, b...
   Var e = args[0], i = args[1];
   SplitChoice scoreRows = chooseSplit(n, p.tileRows);
@@ -427,7 +472,7 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
   // valueTileVectors vectors), over chunks of valueKeyChunk keys (else the
   // whole key loop inside the tile).
   std::vector<Var> aArgs = acc.args(); // e, i, b...
-  Halide::RVar rj = op.domains.at("acc").x;
+  const Halide::RDom &rj = op.domains.at("acc");
   SplitChoice keyChunk = chooseSplit(m, p.valueKeyChunk);
   if (tiled && p.valueKeyChunk > 0 && keyChunk.isStatic) {
     // The whole block's accumulator (queryBlock x dv, in L1) is updated one
@@ -439,14 +484,25 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
     Halide::RVar rjo("rjo"), rji("rji");
     acc.compute_at(blockLevel).vectorize(aArgs[0], vector,
                                          TailStrategy::GuardWithIf);
-    acc.update()
-        .split(rj, rjo, rji, keyChunk.factor, TailStrategy::GuardWithIf)
-        .split(aArgs[0], ao, ai, cols.factor, TailStrategy::GuardWithIf)
-        .split(aArgs[1], ro, ri, tileRows, TailStrategy::GuardWithIf)
-        .reorder(ai, ri, rji, ao, ro, rjo)
-        .vectorize(ai, width)
-        .unroll(ai)
-        .unroll(ri);
+    Halide::Stage update = acc.update();
+    if (weightsInBf16Pairs(op)) {
+      // Chunks of key pairs; each vector product reduces its pair.
+      Halide::RVar inPair = rj.x;
+      update
+          .split(rj.y, rjo, rji, std::max(1, keyChunk.factor / 2),
+                 TailStrategy::GuardWithIf)
+          .split(aArgs[0], ao, ai, cols.factor, TailStrategy::GuardWithIf)
+          .split(aArgs[1], ro, ri, tileRows, TailStrategy::GuardWithIf)
+          .reorder(inPair, ai, ri, rji, ao, ro, rjo)
+          .atomic()
+          .vectorize(inPair);
+    } else {
+      update.split(rj.x, rjo, rji, keyChunk.factor, TailStrategy::GuardWithIf)
+          .split(aArgs[0], ao, ai, cols.factor, TailStrategy::GuardWithIf)
+          .split(aArgs[1], ro, ri, tileRows, TailStrategy::GuardWithIf)
+          .reorder(ai, ri, rji, ao, ro, rjo);
+    }
+    update.vectorize(ai, width).unroll(ai).unroll(ri);
   } else if (tiled && !keySplit) {
     scheduleOutputTile(acc, rj, Halide::LoopLevel(out, eo), true,
                        dividingWidth(cols.factor, vector));
@@ -462,7 +518,7 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
   // its splits' partial outputs.
   for (const char *role : {"rowmax", "weight", "rowden"})
     op.stages.at(role).compute_at(out, task);
-  scheduleOutputTile(op.stages.at("merged"), op.domains.at("merge").x,
+  scheduleOutputTile(op.stages.at("merged"), op.domains.at("merge"),
                      Halide::LoopLevel(out, tiled ? eo : qi), tiled,
                      tiled ? dividingWidth(cols.factor, vector) : vector);
 }

@@ -67,6 +67,17 @@ def Attn_DotProductAttentionOp : Attn_InferredShapeOp<"dot_product"> {
     output row is. `--attn-grad=save-statistics=1` makes the forward return
     it and the gradient's `attn.attention_grad` take it.
 
+    The discardable unit attribute `attn.allow_bf16_products` opts a
+    softmax over keys on bf16 Q, K and V into the rounding PyTorch's bf16
+    kernels do: the weights exp(S - max) are rounded to bf16 (and summed as
+    rounded) before the product with V, which then runs on bf16
+    dot-product instructions. An exception to the dialect's rounding rule
+    that adds at most u (max V - min V) / (1 - u) per output, u = 2^-8
+    (docs/precision.md); code generation uses it where the target has
+    AVX512-BF16, m is static and even and the op has no `with_lse`, and
+    `attn-compile --remark-schedule` says where and why not. The reference
+    runtime computes the unrounded weights.
+
     ```mlir
     // Standard scaled dot-product attention.
     %o = attn.dot_product %q, %k, %v norm [softmax over keys] scale 0.125

@@ -65,6 +65,11 @@ class Case:
         # The gradient that takes the forward's saved statistics (the
         # one-pass softmax backward where the sizes allow it).
         self.saved_statistics = family.endswith("_saved_grad")
+        # bf16 weights (attn.allow_bf16_products): inputs in [0.5, 1), where
+        # attn-run's default tolerance for the opt-in is a bound
+        # (docs/precision.md, "Opt-in: bf16 weights").
+        self.random_range = ("--random-range=0.5,1"
+                             if "_bf16_weights" in family else None)
 
     @property
     def name(self):
@@ -80,11 +85,13 @@ class Case:
 # --------------------------------------------------------------------------
 
 
-def dot_product(norm, extra="", feature_map=""):
+def dot_product(norm, extra="", feature_map="", dtype="f32"):
     def build(d):
         lead, n, m, dk, dv = d["lead"], d["n"], d["m"], d["dk"], d["dv"]
-        q, k, v, o = (tensor(lead + [n, dk]), tensor(lead + [d["mdyn"], dk]),
-                      tensor(lead + [d["mdyn"], dv]), tensor(lead + [n, dv]))
+        q, k, v, o = (tensor(lead + [n, dk], dtype),
+                      tensor(lead + [d["mdyn"], dk], dtype),
+                      tensor(lead + [d["mdyn"], dv], dtype),
+                      tensor(lead + [n, dv], dtype))
         attrs = f"norm [{norm}]{extra}{feature_map}"
         spec = (f"func.func @f(%q: {q}, %k: {k}, %v: {v}) -> {o} {{\n"
                 f"  %o = attn.dot_product %q, %k, %v {attrs}\n"
@@ -283,6 +290,14 @@ FAMILIES = {
                         {"n": "queries", "ch": "channels"}, []),
     # Gradients (docs/training.md): the fused softmax backward, the linear
     # forms' chains of products over positions and row-local products.
+    # bf16 Q, K, V with the opt-in to bf16 weights: weights x V in key
+    # pairs (vdpbf16ps) where m is even and the scores pair up.
+    "softmax_bf16_weights": (dot_product(
+        "softmax over keys", " scale 0.125 {attn.allow_bf16_products}",
+        dtype="bf16"), ATTENTION_DIMS, []),
+    "softmax_causal_bf16_weights": (dot_product(
+        "softmax over keys", " scale 0.125 causal {attn.allow_bf16_products}",
+        dtype="bf16"), ATTENTION_DIMS, []),
     "softmax_grad": (gradient(dot_product("softmax over keys", " scale 0.125")),
                      ATTENTION_DIMS, []),
     "softmax_causal_grad": (gradient(dot_product("softmax over keys",
@@ -515,6 +530,8 @@ def run_case(case, bin_dir, work_dir, seed):
                                          if case.grad else [])
         if case.saved_statistics:
             args.append("--grad-save-statistics")
+        if case.random_range:
+            args.append(case.random_range)
         if case.target != "host":
             args += ["--target", case.target]
         if case.dynamic_size is not None:
