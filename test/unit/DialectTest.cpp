@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "api/KernelCheck.h"
 #include "api/ReferenceEvaluator.h"
 #include "dialect/AttnOps.h"
 #include "runtime/Reference.h"
@@ -187,6 +188,41 @@ TEST_F(AttnDialectTest, MismatchedFeaturesAreDiagnosed) {
   )mlir");
   EXPECT_FALSE(module);
   EXPECT_EQ(message, "query has 4 features but key has 5");
+}
+
+// attn-run --check's default tolerance follows docs/precision.md: 1e-4 in
+// f32, 2 (2u + 2^-12) with a bf16 or f16 value, and 2 u_bf16 more for an op
+// that opts into bf16 weights (also when only its operands are bf16).
+TEST_F(AttnDialectTest, DefaultCheckToleranceFollowsThePrecisionRules) {
+  auto tolerance = [&](StringRef attributes, StringRef type,
+                       StringRef result) {
+    std::string ir = (llvm::Twine("func.func @f(%q: tensor<4x8x") + type +
+                      ">, %k: tensor<4x8x" + type + ">, %v: tensor<4x8x" +
+                      type + ">) -> tensor<4x8x" + result + "> {\n" +
+                      "  %o = attn.dot_product %q, %k, %v norm [softmax over "
+                      "keys] " +
+                      attributes + " : tensor<4x8x" + type + ">, tensor<4x8x" +
+                      type + ">, tensor<4x8x" + type + "> -> tensor<4x8x" +
+                      result + ">\n  return %o : tensor<4x8x" + result +
+                      ">\n}\n")
+                         .str();
+    OwningOpRef<ModuleOp> module = parse(ir);
+    EXPECT_TRUE(module) << ir;
+    if (!module)
+      return 0.0;
+    return defaultCheckTolerance(
+        cast<func::FuncOp>(module->getBody()->front()));
+  };
+  const double u = 0x1p-8;
+  EXPECT_EQ(tolerance("", "f32", "f32"), kDefaultCheckTolerance);
+  EXPECT_EQ(tolerance("", "bf16", "bf16"), 2 * (2 * u + 0x1p-12));
+  EXPECT_EQ(tolerance("", "f16", "f16"), 2 * (2 * 0x1p-11 + 0x1p-12));
+  EXPECT_EQ(tolerance("{attn.allow_bf16_products}", "bf16", "bf16"),
+            2 * (2 * u + 0x1p-12) + 2 * u);
+  EXPECT_EQ(tolerance("{attn.allow_bf16_products}", "bf16", "f32"),
+            2 * (2 * u + 0x1p-12) + 2 * u);
+  EXPECT_NEAR(tolerance("{attn.allow_bf16_products}", "bf16", "bf16"), 2.39e-2,
+              1e-4);
 }
 
 } // namespace
