@@ -54,3 +54,10 @@ func.func @decode(%q: tensor<8x1x64xbf16>, %k: tensor<8x5000x64xbf16>, %v: tenso
   %o = attn.dot_product %q, %k, %v norm [softmax over keys] scale 0.125 {attn.allow_bf16_products} : tensor<8x1x64xbf16>, tensor<8x5000x64xbf16>, tensor<8x5000x64xbf16> -> tensor<8x1x64xbf16>
   return %o : tensor<8x1x64xbf16>
 }
+
+// Dynamic query rows, 100 static keys: the untiled output rows, each pair
+// of keys still one product.
+func.func @dyn_rows(%q: tensor<2x?x64xbf16>, %k: tensor<2x100x64xbf16>, %v: tensor<2x100x64xbf16>) -> tensor<2x?x64xbf16> {
+  %o = attn.dot_product %q, %k, %v norm [softmax over keys] scale 0.125 {attn.allow_bf16_products} : tensor<2x?x64xbf16>, tensor<2x100x64xbf16>, tensor<2x100x64xbf16> -> tensor<2x?x64xbf16>
+  return %o : tensor<2x?x64xbf16>
+}
