@@ -446,11 +446,13 @@ size_t KernelBuilder::opIndex(Value value) {
 }
 
 /// A sum over positions (attn.reduce_sum over dim 0 of a matrix) of a value
-/// that an earlier attn.matmul contracts over the same positions as its
-/// transposed lhs (linear attention's phi(K)^T 1 next to phi(K)^T V): the
-/// product records it (info "columnSum", the sum's index in algorithm.ops),
-/// so the schedule may reduce both in the same chunk tasks from one copy of
-/// the chunk's lhs (scheduleGemm).
+/// that an attn.matmul, before or after it, contracts over the same
+/// positions as its transposed lhs (linear attention's phi(K)^T 1 next to
+/// phi(K)^T V; its gradient computes the sums first): the product records
+/// it (info "columnSum", the sum's index in algorithm.ops), so the schedule
+/// may reduce both in the same chunk tasks from one copy of the chunk's lhs
+/// (scheduleGemm; scheduleKernel schedules the sum right after the
+/// product).
 void KernelBuilder::markSharedColumnSums() {
   for (auto sum : func.getBody().front().getOps<ReduceSumOp>()) {
     Value input = sum.getInput();
@@ -459,8 +461,7 @@ void KernelBuilder::markSharedColumnSums() {
       continue;
     for (Operation *user : input.getUsers()) {
       auto product = dyn_cast<MatmulOp>(user);
-      if (!product || product.getLhs() != input || !product.getTransposeLhs() ||
-          !product->isBeforeInBlock(sum))
+      if (!product || product.getLhs() != input || !product.getTransposeLhs())
         continue;
       size_t productIndex = opIndex(product.getResult()),
              sumIndex = opIndex(sum.getResult());

@@ -299,9 +299,7 @@ void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
     producer.result.func = op.result.func;
     ctx.fusedRoundings.insert(op.name);
   }
-  for (OpStages &op : algorithm.ops) {
-    if (ctx.fusedRoundings.count(op.name))
-      continue;
+  auto scheduleOp = [&](OpStages &op) {
     switch (op.family) {
     case Family::Elementwise:
       scheduleElementwise(op, ctx);
@@ -349,5 +347,22 @@ void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
       scheduleDeformableGradSlice(op, ctx);
       break;
     }
+  };
+  // A column sum that a product may reduce in its chunk tasks
+  // (ctx.columnSums) is scheduled right after that product, which decides
+  // whether it takes the sum (ctx.fusedSums), wherever the sum comes in
+  // the kernel (a gradient computes phi(K)^T 1 before phi(K)^T V).
+  std::set<const OpStages *> sumsOfProducts;
+  for (const auto &[product, sum] : ctx.columnSums)
+    sumsOfProducts.insert(sum);
+  for (OpStages &op : algorithm.ops) {
+    if (sumsOfProducts.count(&op))
+      continue;
+    if (!ctx.fusedRoundings.count(op.name))
+      scheduleOp(op);
+    auto sum = ctx.columnSums.find(op.name);
+    if (sum != ctx.columnSums.end() &&
+        !ctx.fusedRoundings.count(sum->second->name))
+      scheduleOp(*sum->second);
   }
 }

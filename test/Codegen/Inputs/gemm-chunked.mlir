@@ -22,8 +22,7 @@ func.func @efficient_dv24(%q: tensor<64x16xf32>, %k: tensor<2000x16xf32>, %v: te
 }
 
 // Sums of K over positions next to K^T V (linear attention's key sums):
-// after the product, they are reduced in its chunk tasks; before it, on
-// their own.
+// after the product or before it, they are reduced in its chunk tasks.
 func.func @ktv_sums_after(%k: tensor<2000x16xf32>, %v: tensor<2000x24xf32>, %w: tensor<24x16xf32>) -> tensor<1x24xf32> {
   %p = attn.matmul %k, %v transpose_lhs : tensor<2000x16xf32>, tensor<2000x24xf32> -> tensor<16x24xf32>
   %s = attn.reduce_sum %k dim 0 : tensor<2000x16xf32> -> tensor<1x16xf32>
