@@ -90,6 +90,22 @@ static Halide::Expr weightKeys(const OpStages &op) {
                              : r.x.extent();
 }
 
+/// The update of a register tile that reduces in pairs of bf16 values
+/// (scores over feature pairs, weights x V over key pairs): the pair
+/// innermost, reduced in each 32-lane product (a VectorReduce that x86
+/// codegen makes vdpbf16ps), the tile's columns in vectors of `width`,
+/// columns and rows unrolled.
+static void tilePairProducts(Halide::Stage update, Halide::RVar inPair,
+                             Halide::RVar pairs, Var cols, Var rows,
+                             int width) {
+  update.reorder(inPair, cols, rows, pairs)
+      .atomic()
+      .vectorize(inPair)
+      .vectorize(cols, width)
+      .unroll(cols)
+      .unroll(rows);
+}
+
 /// keyT (2, key, pair, b...) of the bf16 scores: blocks of keys as in
 /// scheduleTransposedCopy, each key's pair of features next to each other,
 /// so a vector of the copy is the 16 keys x 2 features one vdpbf16ps reads.
@@ -148,20 +164,13 @@ static void scheduleOutputTile(Func f, const Halide::RDom &r,
   std::vector<Var> args = f.args(); // e, i, b...
   f.compute_at(at);
   if (r.dimensions() == 2) {
-    Halide::RVar inPair = r.x, pairs = r.y;
     if (tiled) {
       f.vectorize(args[0], width).unroll(args[1]);
-      f.update()
-          .reorder(inPair, args[0], args[1], pairs)
-          .atomic()
-          .vectorize(inPair)
-          .vectorize(args[0], width)
-          .unroll(args[0])
-          .unroll(args[1]);
+      tilePairProducts(f.update(), r.x, r.y, args[0], args[1], width);
     } else {
       f.vectorize(args[0], width, TailStrategy::GuardWithIf);
       f.update()
-          .reorder(args[0], inPair, pairs)
+          .reorder(args[0], r.x, r.y)
           .vectorize(args[0], width, TailStrategy::GuardWithIf);
     }
     return;
@@ -408,17 +417,9 @@ void mlir::attn::codegen::scheduleRowAttention(OpStages &op,
         .unroll(sii);
     dot.compute_at(scores, si).vectorize(dArgs[0], width).unroll(dArgs[1]);
     if (scoresInBf16Pairs(op)) {
-      // The pair of features and 16 keys in one 32-lane product, reduced
-      // by pairs: a VectorReduce that x86 codegen makes vdpbf16ps.
-      Halide::RVar inPair = op.domains.at("dot").x,
-                   pairs = op.domains.at("dot").y;
-      dot.update()
-          .reorder(inPair, dArgs[0], dArgs[1], pairs)
-          .atomic()
-          .vectorize(inPair)
-          .vectorize(dArgs[0], width)
-          .unroll(dArgs[0])
-          .unroll(dArgs[1]);
+      // The pair of features and 16 keys in one 32-lane product.
+      tilePairProducts(dot.update(), op.domains.at("dot").x,
+                       op.domains.at("dot").y, dArgs[0], dArgs[1], width);
     } else {
       dot.update()
           .reorder(dArgs[0], dArgs[1], rd)
