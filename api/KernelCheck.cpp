@@ -38,19 +38,27 @@ double mlir::attn::api::defaultCheckTolerance(func::FuncOp func) {
   };
   for (Type type : func.getResultTypes())
     note(type);
-  // An op's opt-in to bf16 weights (attn.allow_bf16_products) rounds each
-  // weight once more: docs/precision.md derives 2 u_bf16 more.
-  bool bf16Weights = false;
+  // An op's opt-in to bf16 products (attn.allow_bf16_products) rounds
+  // computed values once more; docs/precision.md derives what that adds
+  // (inputs in [0.5, 1)): an attention's weights 2 u_bf16, attn.efficient's
+  // two softmaxes and its context (4u + 2u^2) / (1 - u).
+  const double bf16 = 0x1p-8;
+  double optIn = 0.0;
   func.walk([&](Operation *op) {
     for (Type type : op->getResultTypes())
       note(type);
-    bf16Weights |= op->hasAttr("attn.allow_bf16_products");
+    if (!op->hasAttr("attn.allow_bf16_products"))
+      return;
+    bool efficient = op->getName().getStringRef() == "attn.efficient";
+    optIn =
+        std::max(optIn, efficient ? (4 * bf16 + 2 * bf16 * bf16) / (1 - bf16)
+                                  : 2 * bf16);
   });
-  if (bf16Weights)
-    unit = std::max(unit, 0x1p-8);
+  if (optIn > 0.0)
+    unit = std::max(unit, bf16);
   if (unit == 0.0)
     return kDefaultCheckTolerance;
-  return 2 * (2 * unit + 0x1p-12) + (bf16Weights ? 2 * 0x1p-8 : 0.0);
+  return 2 * (2 * unit + 0x1p-12) + optIn;
 }
 
 std::string mlir::attn::api::makeRandomInput(RankedTensorType type,

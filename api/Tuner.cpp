@@ -56,6 +56,13 @@ mlir::attn::tuning::relevantKnobGroups(func::FuncOp kernel, bool gpu) {
     return {"gpu"};
   // Which schedules (codegen/Schedule*.cpp) read which parameter struct.
   std::set<std::string> groups = {"elementwise"};
+  // Pairs of bf16 products (precision.bf16Pairs) need bf16 tensors.
+  kernel.walk([&](Operation *op) {
+    for (Type type : op->getOperandTypes())
+      if (auto tensor = dyn_cast<RankedTensorType>(type);
+          tensor && tensor.getElementType().isBF16())
+        groups.insert("precision");
+  });
   kernel.walk([&](Operation *op) {
     StringRef name = op->getName().getStringRef();
     if (name == "attn.matmul") {

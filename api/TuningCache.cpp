@@ -94,6 +94,7 @@ ArrayRef<ScheduleKnob> mlir::attn::tuning::scheduleKnobs() {
       ATTN_KNOB(chunkedProduct, chunkMaxima, 0, 1, false, 0, 1),
       ATTN_KNOB(chunkedProduct, prefetchBlocks, 0, 16, false, 0, 1, 2),
       ATTN_KNOB(elementwise, vectorWidth, 0, 64, true, 0, 4, 8, 16),
+      ATTN_KNOB(precision, bf16Pairs, 0, 2, false, 0, 1, 2),
       ATTN_KNOB(gpu, tileX, 1, 1024, false, 8, 16, 32),
       ATTN_KNOB(gpu, tileY, 1, 1024, false, 4, 8, 16),
       ATTN_KNOB(gpu, threads1D, 1, 1024, false, 64, 128, 256),

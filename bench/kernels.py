@@ -93,9 +93,10 @@ above with:
   that half: at dk = dv attn can reach at most 2 / (1 + r) of the bf16 dot
   peak, r = bf16 dot peak / FMA peak (2/3 at r = 2). The rows made by
   bf16_weights_row() opt into bf16 weights, and P V runs on vdpbf16ps
-  too. The table shows the fraction of the bf16 dot peak for both. The other
-  bf16 rows keep the FMA peak: attn runs efficient and linear attention's
-  products on FMAs (and they are memory-bound at n = 65536 either way), and
+  too (efficient attention's: both softmaxes' weights and the context, and
+  both products run on vdpbf16ps). The table shows the fraction of the
+  bf16 dot peak for them all. The other bf16 rows keep the FMA peak: attn
+  runs efficient and linear attention's products on FMAs by default, and
   deformable attention's bilinear samples are no dot products. Where the
   probe measured no bf16 dot peak (no AVX512-BF16; attn has no vdpbf16ps
   there either), every row uses the FMA peak.
@@ -191,9 +192,10 @@ class Kernel:
     @property
     def compute_ceiling(self) -> str:
         """'bf16_dot' if the compute term of the roofline uses the bf16
-        dot-product peak (the bf16 softmax rows; the module docstring says
-        why), else 'fma'."""
-        if self.dtype == "bf16" and self.family == "softmax":
+        dot-product peak (the bf16 softmax rows and the rows that opt into
+        bf16 products; the module docstring says why), else 'fma'."""
+        if self.dtype == "bf16" and (self.family == "softmax"
+                                     or self.bf16_products):
             return "bf16_dot"
         return "fma"
 
@@ -476,10 +478,12 @@ def bf16_row(kernel):
 
 
 def bf16_weights_row(kernel):
-    """The bf16 row of a softmax row whose op opts into bf16 weights
-    ({attn.allow_bf16_products}, docs/precision.md): the weights are
-    rounded to bf16 before P V, as PyTorch's bf16 kernels round P, so P V
-    runs on vdpbf16ps too. Named <row>_bf16_weights; counts as bf16_row()."""
+    """The bf16 row of a softmax or efficient row whose op opts into bf16
+    products ({attn.allow_bf16_products}, docs/precision.md): the weights
+    (efficient: of both softmaxes, and the context) are rounded to bf16
+    before their products, as PyTorch's bf16 kernels round what a matmul
+    reads, so every product runs on vdpbf16ps. Named <row>_bf16_weights;
+    counts as bf16_row()."""
     return replace(bf16_row(kernel), name=f"{kernel.name}_bf16_weights",
                    func=f"{kernel.name}_bf16_weights", bf16_products=True)
 
@@ -554,7 +558,7 @@ BF16_KERNELS = [
     for name in ("softmax_h8_n1024", "softmax_h8_n4096", "efficient_n65536",
                  "linear_n65536", "deformable_encoder")] + [
     bf16_weights_row(_CORE_BY_NAME[name])
-    for name in ("softmax_h8_n1024", "softmax_h8_n4096")]
+    for name in ("softmax_h8_n1024", "softmax_h8_n4096", "efficient_n65536")]
 
 KERNELS = CORE_KERNELS + SHAPE_KERNELS + BACKWARD_KERNELS + BF16_KERNELS
 KERNELS_BY_NAME = {kernel.name: kernel for kernel in KERNELS}
@@ -704,7 +708,9 @@ def render_spec(kernel):
         header = (f"Efficient attention, softmax variant (Shen et al.), "
                   f"n = {p['n']}, dk = {p['dk']}, dv = {p['dv']}:\n"
                   "//   E = softmax_features(Q) (softmax_positions(K)^T V)")
-        op = f"attn.efficient {operands} variant softmax"
+        op = (f"attn.efficient {operands} variant softmax"
+              + (" {attn.allow_bf16_products}" if kernel.bf16_products
+                 else ""))
     elif kernel.family == "linear":
         header = (f"Linear attention (Katharopoulos et al.), n = m = {p['n']}, "
                   f"dk = {p['dk']}, dv = {p['dv']}, phi = elu + 1:\n"
@@ -731,7 +737,11 @@ def render_spec(kernel):
     if dtype != "f32":
         header += (f"\n// Every tensor {dtype} (storage; the arithmetic is "
                    "f32, docs/precision.md).")
-    if kernel.bf16_products:
+    if kernel.bf16_products and kernel.family == "efficient":
+        header += ("\n// The weights of both softmaxes and the context are "
+                   "rounded to bf16 before\n// their products "
+                   "(attn.allow_bf16_products, docs/precision.md).")
+    elif kernel.bf16_products:
         header += ("\n// The weights are rounded to bf16 before P V "
                    "(attn.allow_bf16_products, docs/precision.md).")
     return (f"// Benchmark kernel {name} (bench/kernels.py renders this "

@@ -98,8 +98,10 @@ TARGETS += [
 ]
 # The targets of issue 22, item 5 (bf16 rows; the peers: PyTorch on bf16
 # tensors, and attn's own f32 kernel of the same spec in the same run).
-# The *_bf16_weights rows opt into bf16 weights before P V
-# (attn.allow_bf16_products), as PyTorch's bf16 SDPA rounds P.
+# The *_bf16_weights rows opt into bf16 products (attn.allow_bf16_products):
+# softmax rounds its weights before P V, as PyTorch's bf16 SDPA rounds P;
+# efficient attention its weights and context, as PyTorch's bf16 matmuls
+# read bf16 operands.
 BF16_SOFTMAX_ROWS = ["softmax_h8_n1024_bf16", "softmax_h8_n4096_bf16",
                      "softmax_h8_n1024_bf16_weights",
                      "softmax_h8_n4096_bf16_weights"]
@@ -116,6 +118,7 @@ TARGETS += [
     *[(row, f"vs_row:{KERNELS_BY_NAME[row].f32_twin}", 1.3,
        f"bf16 {family} attention at n = 65536 >= 1.3x attn's f32 kernel")
       for row, family in (("efficient_n65536_bf16", "efficient"),
+                          ("efficient_n65536_bf16_weights", "efficient"),
                           ("linear_n65536_bf16", "linear"))],
 ]
 assert all(kernel in KERNELS_BY_NAME for kernel, *_ in TARGETS), \

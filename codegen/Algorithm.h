@@ -129,11 +129,12 @@ struct AlgorithmOptions {
   /// 21; OpenCL would need the cl_khr_fp16 extension). CPU targets keep the
   /// casts, which x86 pattern-matches (F16C, AVX512-BF16).
   bool integerFloat16Casts = false;
-  /// The target has AVX512-BF16 (Zen 4, Zen 5, Sapphire Rapids): the scores
-  /// Q K^T of softmax attention on bf16 Q and K reduce features in pairs,
-  /// which Halide lowers to vdpbf16ps (two bf16 products per f32 lane). K is
-  /// then packed as (feature pair, key, 2) so a vector holds the pairs of
-  /// 16 keys.
+  /// Products of bf16 values reduce in pairs (PrecisionParams::bf16Pairs;
+  /// by default where the target has AVX512-BF16: Zen 4, Zen 5, Sapphire
+  /// Rapids): the scores Q K^T of softmax attention on bf16 Q and K reduce
+  /// features in pairs, which Halide lowers to vdpbf16ps (two bf16 products
+  /// per f32 lane). K is then packed as (feature pair, key, 2) so a vector
+  /// holds the pairs of 16 keys.
   bool bf16DotProducts = false;
   /// attn.attention_grad with the forward's saved lse and output: one pass
   /// over key blocks of gradKeyBlock keys and query blocks of gradQueryBlock

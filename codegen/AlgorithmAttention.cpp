@@ -20,11 +20,6 @@ using namespace mlir::attn::codegen::detail;
 
 namespace {
 
-/// The opt-in of an attention op to bf16 products of computed values
-/// (docs/precision.md, "Opt-in: bf16 weights"): its softmax weights may be
-/// rounded to bf16 before the product with V, as PyTorch's bf16 kernels do.
-constexpr llvm::StringLiteral kAllowBf16Products = "attn.allow_bf16_products";
-
 /// What the schedule remark says of the opt-in: used, or why not.
 std::string bf16WeightsForm(Operation *op, const std::string &unused) {
   if (!op->hasAttr(kAllowBf16Products))
@@ -149,15 +144,6 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   // bf16 Q and K (the arith.extf that attn-widen-to-f32 put before the op)
   // on an AVX512-BF16 target: the scores reduce features in pairs of the
   // stored bf16 values, in vdpbf16ps (AlgorithmOptions::bf16DotProducts).
-  auto storedBf16 = [&](Value value) -> const TensorFunc * {
-    auto widened = value.getDefiningOp<arith::ExtFOp>();
-    if (!widened ||
-        !cast<RankedTensorType>(widened.getIn().getType())
-             .getElementType()
-             .isBF16())
-      return nullptr;
-    return &get(widened.getIn());
-  };
   const TensorFunc *queryBf16 = storedBf16(spec.query);
   const TensorFunc *keyBf16 = storedBf16(spec.key);
   auto staticDk = Halide::Internal::as_const_int(dk);

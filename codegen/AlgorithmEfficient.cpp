@@ -16,7 +16,9 @@ using namespace mlir::attn::codegen::detail;
 // positions: reductions over positions), <name>_context = kexp^T V / ksum
 // (dk x dv, a reduction over positions), result = qexp context / qsum.
 // Scaling variant: context = K^T V / n, result = Q context (rho = x/sqrt(n)
-// on both sides is one division by n).
+// on both sides is one division by n). With the op's opt-in to bf16
+// products (softmax, per-chunk form), kexp, qexp and context_norm are bf16
+// and both products reduce in pairs (docs/precision.md).
 LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
   auto op = cast<EfficientAttentionOp>(operation);
   const TensorFunc &q = get(op.getQuery());
@@ -36,13 +38,46 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
   std::map<std::string, RDom> domains;
   RDom rj(0, m, name + "_rj"), rd(0, dk, name + "_rd");
   Func context(name + "_context"), acc(name + "_acc"), result(name);
-  Expr queryWeight;
+  // The chunk tasks' register tiles need static positions and columns.
+  auto keys = Halide::Internal::as_const_int(m);
+  int64_t chunk = options.efficientChunk;
+  bool chunked = chunk > 0 && keys && *keys % chunk == 0 &&
+                 *keys >= 2 * chunk && Halide::Internal::as_const_int(batch.dv);
+  // The op's opt-in (kAllowBf16Products): the weights of both softmaxes and
+  // the normalized context are rounded to bf16, so K^T V reduces positions
+  // and Q context features in pairs (vdpbf16ps).
+  std::string bf16Unused;
+  const TensorFunc *queryBf16 = storedBf16(op.getQuery());
+  const TensorFunc *valueBf16 = storedBf16(op.getValue());
+  auto staticDk = Halide::Internal::as_const_int(dk);
+  if (op->hasAttr(kAllowBf16Products)) {
+    if (!options.bf16DotProducts)
+      bf16Unused = "no bf16 pairs on this target (precision.bf16Pairs: by "
+                   "default AVX512-BF16 CPUs, hand schedules)";
+    else if (op.getVariant() != EfficientVariant::softmax)
+      bf16Unused = "the variant is not softmax";
+    else if (!queryBf16 || !storedBf16(op.getKey()) || !valueBf16)
+      bf16Unused = "Q, K and V are not all bf16";
+    else if (!staticDk || *staticDk % 2 != 0)
+      bf16Unused = "dk is not static and even";
+    else if (!chunked || chunk % 2 != 0)
+      bf16Unused = "the positions are not in chunks (a static m, a multiple "
+                   "of chunkedProduct.chunk, even, and at least two chunks; "
+                   "a static dv)";
+  }
+  bool bf16Products = op->hasAttr(kAllowBf16Products) && bf16Unused.empty();
+  Halide::Type bf16 = Halide::BFloat(16);
+  auto widen = [](Expr x) { return Halide::cast<float>(x); };
   if (op.getVariant() == EfficientVariant::softmax) {
     Func qmax(name + "_qmax"), qexp(name + "_qexp"), qsum(name + "_qsum");
     Func kmax(name + "_kmax"), kexp(name + "_kexp"), ksum(name + "_ksum");
     // The row sums share the final product's domain, so the schedule can
-    // compute them in its loop (compute_with).
-    RDom rdq = rd;
+    // compute them in its loop (compute_with). In bf16 pairs the product
+    // reduces (feature in pair, pair) and the sums take a domain of their
+    // own.
+    if (bf16Products)
+      rd = RDom(0, 2, 0, dk / 2, name + "_rd");
+    RDom rdq = bf16Products ? RDom(0, dk, name + "_rdq") : rd;
     // One stage: a row has only dk entries, so the schedule reduces each
     // row in vectors with one horizontal max (no lanes stage, unlike the
     // rows of attention scores, defineLaneMax).
@@ -51,19 +86,22 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
     update(qmax, batch.index({i}),
            Halide::max(call(qmax, batch.index({i})),
                        batch.operand(q, {i, rqmax})));
+    // bf16 products: the weights are rounded, and their sums add the
+    // rounded values, so the weights a product reads still sum to 1 after
+    // the division (docs/precision.md).
+    Expr queryExp =
+        softmaxExp(batch.operand(q, {i, d}) - call(qmax, batch.index({i})));
     define(qexp, batch.vars({i, d}),
-           softmaxExp(batch.operand(q, {i, d}) - call(qmax, batch.index({i}))));
+           bf16Products ? Halide::cast(bf16, queryExp) : queryExp);
     define(qsum, batch.vars({i}), zero);
+    Expr rowWeight = call(qexp, batch.index({i, rdq}));
     update(qsum, batch.index({i}),
-           call(qsum, batch.index({i})) + call(qexp, batch.index({i, rdq})));
+           call(qsum, batch.index({i})) +
+               (bf16Products ? widen(rowWeight) : rowWeight));
     stages = {{"qmax", qmax}, {"qexp", qexp}, {"qsum", qsum},
               {"kmax", kmax}, {"kexp", kexp}, {"ksum", ksum}};
     domains = {{"qmax", rqmax}, {"qsum", rdq}};
-    // The chunk tasks' register tiles need static positions and columns.
-    auto keys = Halide::Internal::as_const_int(m);
-    int64_t chunk = options.efficientChunk;
-    if (chunk > 0 && keys && *keys % chunk == 0 && *keys >= 2 * chunk &&
-        Halide::Internal::as_const_int(batch.dv)) {
+    if (chunked) {
       // Per-chunk softmax over positions (AlgorithmOptions::efficientChunk):
       // chunk c's weights exp(K - max of the chunk) give its partial
       // context and sums; the merge rescales each chunk's by
@@ -78,17 +116,48 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
       update(kmaxChunk, batch.index({c, d}),
              Halide::max(call(kmaxChunk, batch.index({c, d})),
                          batch.operand(k, {c * size + rc, d})));
-      define(kexp, batch.vars({j, d}),
-             softmaxExp(batch.operand(k, {j, d}) -
-                        call(kmaxChunk, batch.index({j / size, d}))));
-      Expr weight = call(kexp, batch.index({c * size + rc, d}));
       define(ksumChunk, batch.vars({c, d}), zero);
-      update(ksumChunk, batch.index({c, d}),
-             call(ksumChunk, batch.index({c, d})) + weight);
       define(contextChunk, batch.vars({c, d, e}), zero);
-      update(contextChunk, batch.index({c, d, e}),
-             call(contextChunk, batch.index({c, d, e})) +
-                 weight * batch.operand(v, {c * size + rc, e}));
+      if (bf16Products) {
+        // kexp (2, feature, position pair) and V (2, column, position
+        // pair): a vector of either is 16 columns x the 2 positions one
+        // vdpbf16ps reduces; a pair of kexp is one 32-bit broadcast.
+        Var pair("pair");
+        Expr half = static_cast<int32_t>(chunk / 2);
+        Expr position = 2 * j + pair;
+        define(
+            kexp, batch.vars({j, d, pair}),
+            Halide::cast(
+                bf16, softmaxExp(batch.operand(k, {position, d}) -
+                                 call(kmaxChunk, batch.index({j / half, d})))));
+        Func valuePairs(name + "_valuePairs");
+        define(valuePairs, batch.vars({j, e, pair}),
+               batch.operand(*valueBf16, {position, e}));
+        stages["valuePairs"] = valuePairs;
+        update(
+            ksumChunk, batch.index({c, d}),
+            call(ksumChunk, batch.index({c, d})) +
+                widen(call(kexp, batch.index({c * half + rc / 2, d, rc % 2}))));
+        RDom rcp(0, 2, 0, half, name + "_rc_pairs");
+        Expr positionPair = c * half + rcp.y;
+        update(contextChunk, batch.index({c, d, e}),
+               call(contextChunk, batch.index({c, d, e})) +
+                   widen(call(kexp, batch.index({positionPair, d, rcp.x}))) *
+                       widen(call(valuePairs,
+                                  batch.index({positionPair, e, rcp.x}))));
+        domains["chunk_context"] = rcp;
+      } else {
+        define(kexp, batch.vars({j, d}),
+               softmaxExp(batch.operand(k, {j, d}) -
+                          call(kmaxChunk, batch.index({j / size, d}))));
+        Expr weight = call(kexp, batch.index({c * size + rc, d}));
+        update(ksumChunk, batch.index({c, d}),
+               call(ksumChunk, batch.index({c, d})) + weight);
+        update(contextChunk, batch.index({c, d, e}),
+               call(contextChunk, batch.index({c, d, e})) +
+                   weight * batch.operand(v, {c * size + rc, e}));
+        domains["chunk_context"] = rc;
+      }
       define(kmax, batch.vars({d}), lowest(type));
       update(kmax, batch.index({d}),
              Halide::max(call(kmax, batch.index({d})),
@@ -109,7 +178,7 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
                      {"chunk_sum", ksumChunk},
                      {"chunk_context", contextChunk},
                      {"rescale", rescale}});
-      domains.insert({{"chunk_context", rc}, {"chunks", chunks}});
+      domains.insert({{"chunk_positions", rc}, {"chunks", chunks}});
     } else {
       RDom rjk(0, m, name + "_rjk");
       define(kmax, batch.vars({d}), lowest(type));
@@ -128,16 +197,29 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
                  call(kexp, batch.index({rj, d})) * batch.operand(v, {rj, e}));
       domains["kmax"] = rjk;
     }
-    queryWeight = call(qexp, batch.index({i, rd}));
     Func contextNorm(name + "_context_norm");
-    define(contextNorm, batch.vars({d, e}),
-           call(context, batch.index({d, e})) /
-               softmaxDivisor(call(ksum, batch.index({d}))));
-    stages["context_norm"] = contextNorm;
+    Expr normalized = call(context, batch.index({d, e})) /
+                      softmaxDivisor(call(ksum, batch.index({d})));
     define(acc, batch.vars({i, e}), zero);
-    update(acc, batch.index({i, e}),
-           call(acc, batch.index({i, e})) +
-               queryWeight * call(contextNorm, batch.index({rd, e})));
+    if (bf16Products) {
+      // The normalized context (feature pair, column, 2), rounded: a
+      // vector is 16 columns x the pair of features one vdpbf16ps reads.
+      Var pair("pair");
+      define(contextNorm, batch.vars({d, e, pair}),
+             Halide::cast(bf16, Halide::Internal::substitute(
+                                    d.name(), 2 * d + pair, normalized)));
+      update(acc, batch.index({i, e}),
+             call(acc, batch.index({i, e})) +
+                 widen(call(qexp, batch.index({i, 2 * rd.y + rd.x}))) *
+                     widen(call(contextNorm, batch.index({rd.y, e, rd.x}))));
+    } else {
+      define(contextNorm, batch.vars({d, e}), normalized);
+      update(acc, batch.index({i, e}),
+             call(acc, batch.index({i, e})) +
+                 call(qexp, batch.index({i, rd})) *
+                     call(contextNorm, batch.index({rd, e})));
+    }
+    stages["context_norm"] = contextNorm;
     // One division per query instead of one per output element: a divide
     // costs as much as several of the row's 32 FMAs per element.
     Func qinv(name + "_qinv");
@@ -166,6 +248,14 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
   domains["acc"] = rd;
   bind(op, Family::Efficient, {result, batch.shape, type}, stages, domains,
        {{"softmax", op.getVariant() == EfficientVariant::softmax},
-        {"chunked", static_cast<int64_t>(domains.count("chunks"))}});
+        {"chunked", static_cast<int64_t>(domains.count("chunks"))},
+        {"bf16Products", bf16Products}});
+  if (op->hasAttr(kAllowBf16Products))
+    algorithm.ops.back().form =
+        bf16Products
+            ? "weights and context rounded to bf16 "
+              "(attn.allow_bf16_products): K^T V reduces positions and Q "
+              "context features in pairs (vdpbf16ps)"
+            : "attn.allow_bf16_products not used: " + bf16Unused;
   return success();
 }

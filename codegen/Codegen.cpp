@@ -111,6 +111,45 @@ FailureOr<Halide::Target> parseTarget(StringRef text, Location loc) {
   return target;
 }
 
+/// Why a kernel compiled for `target` cannot run on this machine (an empty
+/// string when it can): another architecture or OS, or a CPU feature the
+/// host lacks (running it would die on an illegal instruction). JIT
+/// kernels, and AOT kernels attn-run links and runs, need the host's.
+std::string cannotRunOnHost(const Halide::Target &target) {
+  Halide::Target host = Halide::get_host_target();
+  if (target.arch != host.arch || target.bits != host.bits ||
+      target.os != host.os)
+    return "the target " + target.to_string() + " is not this machine's (" +
+           host.to_string() + ")";
+  static const std::pair<Halide::Target::Feature, const char *> kCpuFeatures[] =
+      {{Halide::Target::SSE41, "sse41"},
+       {Halide::Target::AVX, "avx"},
+       {Halide::Target::AVX2, "avx2"},
+       {Halide::Target::AVXVNNI, "avxvnni"},
+       {Halide::Target::FMA, "fma"},
+       {Halide::Target::FMA4, "fma4"},
+       {Halide::Target::F16C, "f16c"},
+       {Halide::Target::AVX512, "avx512"},
+       {Halide::Target::AVX512_KNL, "avx512_knl"},
+       {Halide::Target::AVX512_Skylake, "avx512_skylake"},
+       {Halide::Target::AVX512_Cannonlake, "avx512_cannonlake"},
+       {Halide::Target::AVX512_SapphireRapids, "avx512_sapphirerapids"},
+       {Halide::Target::AVX512_Zen4, "avx512_zen4"},
+       {Halide::Target::AVX512_Zen5, "avx512_zen5"},
+       {Halide::Target::ARMDotProd, "arm_dot_prod"},
+       {Halide::Target::ARMFp16, "arm_fp16"},
+       {Halide::Target::SVE, "sve"},
+       {Halide::Target::SVE2, "sve2"}};
+  std::string missing;
+  for (auto [feature, name] : kCpuFeatures)
+    if (target.has_feature(feature) && !host.has_feature(feature))
+      missing += std::string(missing.empty() ? "" : ", ") + name;
+  if (missing.empty())
+    return "";
+  return "this machine's CPU lacks target features " + missing +
+         " (host target: " + host.to_string() + ")";
+}
+
 bool isIdentifier(StringRef name) {
   if (name.empty() || llvm::isDigit(name.front()))
     return false;
@@ -260,11 +299,14 @@ FailureOr<KernelAlgorithm> buildScheduled(func::FuncOp func,
         options.schedule.attentionGrad.onePassKeyBlock;
   }
   algorithmOptions.integerFloat16Casts = target.has_gpu_feature();
+  bool bf16DotTarget =
+      target.has_feature(Halide::Target::AVX512_Zen4) ||
+      target.has_feature(Halide::Target::AVX512_Zen5) ||
+      target.has_feature(Halide::Target::AVX512_SapphireRapids);
+  int bf16Pairs = options.schedule.precision.bf16Pairs;
   algorithmOptions.bf16DotProducts =
       options.autoscheduler.empty() && !target.has_gpu_feature() &&
-      (target.has_feature(Halide::Target::AVX512_Zen4) ||
-       target.has_feature(Halide::Target::AVX512_Zen5) ||
-       target.has_feature(Halide::Target::AVX512_SapphireRapids));
+      (bf16Pairs == 2 || (bf16Pairs == 1 && bf16DotTarget));
   FailureOr<KernelAlgorithm> algorithm = buildAlgorithm(
       func, cleanArgNames(func, options.argNames), algorithmOptions);
   if (failed(algorithm))
@@ -570,6 +612,10 @@ Kernel::compileJit(func::FuncOp func, const CompileOptions &options) {
             parseTarget(options.target, impl->loc);
         if (failed(target))
           return failure();
+        if (std::string why = cannotRunOnHost(*target); !why.empty()) {
+          emitError(impl->loc) << "cannot run a JIT kernel here: " << why;
+          return failure();
+        }
         impl->target = *target;
         FailureOr<KernelAlgorithm> algorithm =
             buildScheduled(func, options, *target);
@@ -591,6 +637,12 @@ Kernel::compileAot(func::FuncOp func, const CompileOptions &options,
                    StringRef workDir) {
   std::unique_ptr<Impl> impl = newImpl(func);
   Location loc = impl->loc;
+  // The kernel runs in this process: on this machine's CPU.
+  if (FailureOr<Halide::Target> target = parseTarget(options.target, loc);
+      failed(target))
+    return failure();
+  else if (std::string why = cannotRunOnHost(*target); !why.empty())
+    return emitError(loc) << "cannot run an AOT kernel here: " << why;
   if (failed(compileToFiles(func, workDir, options, EmitOptions())))
     return failure();
   auto path = [&](const llvm::Twine &file) {

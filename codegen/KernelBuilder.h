@@ -54,6 +54,12 @@ using Halide::Var;
 
 using Index = std::vector<Expr>;
 
+/// The opt-in of an op to bf16 products of computed values
+/// (docs/precision.md, "Opt-in: bf16 products"): values it computes in f32
+/// (softmax weights, contexts) may be rounded to bf16 before a product, as
+/// PyTorch's bf16 kernels do.
+constexpr llvm::StringLiteral kAllowBf16Products = "attn.allow_bf16_products";
+
 /// Defines f(index) = value with `vars` in MLIR order.
 inline void define(Func f, const std::vector<Var> &vars, Expr value) {
   std::vector<Var> args(vars.rbegin(), vars.rend());
@@ -250,6 +256,10 @@ private:
             std::map<std::string, RDom> domains = {},
             std::map<std::string, int64_t> info = {});
   Expr featureMapExpr(FeatureMap map, Expr x);
+  /// The stored bf16 tensor of `value` when `value` is its widening (the
+  /// arith.extf that attn-widen-to-f32 puts before an op), else null:
+  /// products of stored bf16 values are exact in f32 (vdpbf16ps).
+  const TensorFunc *storedBf16(Value value);
 
   // Used by one family: AlgorithmPrimitives.cpp.
   /// Elementwise `combine(lhs, rhs)` with numpy broadcasting (attn.add,

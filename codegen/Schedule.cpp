@@ -85,6 +85,18 @@ Var mlir::attn::codegen::parallelRowBlocks(Func f, const TensorFunc &tensor,
   return inner;
 }
 
+void mlir::attn::codegen::tilePairProducts(Halide::Stage update,
+                                           Halide::RVar inPair,
+                                           Halide::RVar pairs, Var cols,
+                                           Var rows, int width) {
+  update.reorder(inPair, cols, rows, pairs)
+      .atomic()
+      .vectorize(inPair)
+      .vectorize(cols, width)
+      .unroll(cols)
+      .unroll(rows);
+}
+
 TiledProduct mlir::attn::codegen::scheduleTiledProduct(
     Func out, Func acc, const Halide::RDom &k, const Expr &cols,
     const Expr &rows, int vector, int tileVectors, int tileRows, int blockRows,
@@ -133,20 +145,26 @@ TiledProduct mlir::attn::codegen::scheduleTiledProduct(
     acc.compute_at(tile)
         .vectorize(ax, width)
         .unroll(ay);
-    acc.update()
-        .reorder(ax, ay, k.x)
-        .vectorize(ax, width)
-        .unroll(ax)
-        .unroll(ay);
+    if (k.dimensions() == 2)
+      tilePairProducts(acc.update(), k.x, k.y, ax, ay, width);
+    else
+      acc.update()
+          .reorder(ax, ay, k.x)
+          .vectorize(ax, width)
+          .unroll(ax)
+          .unroll(ay);
     return {task, tile};
   }
-  // Dynamic sizes: one row of acc at a time, guarded vector tails.
+  // Dynamic sizes: one row of acc at a time, guarded vector tails (bf16
+  // pairs: the pair a loop of its own).
   out.split(y, yo, yi, blockSplit.factor, blockSplit.tail)
       .vectorize(x, vector, TailStrategy::GuardWithIf);
   Var task = parallelOuter(out, yo, 2);
   acc.compute_at(out, yi).vectorize(ax, vector, TailStrategy::GuardWithIf);
-  acc.update().reorder(ax, k.x).vectorize(ax, vector,
-                                          TailStrategy::GuardWithIf);
+  std::vector<Halide::VarOrRVar> order = {ax, k.x};
+  if (k.dimensions() == 2)
+    order.push_back(k.y);
+  acc.update().reorder(order).vectorize(ax, vector, TailStrategy::GuardWithIf);
   return {task, std::nullopt};
 }
 

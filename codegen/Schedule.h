@@ -64,8 +64,18 @@ SplitChoice chooseSplit(const Halide::Expr &extent, int factor);
 /// none), so vector loops over a constant region need no tail.
 int dividingWidth(int extent, int width);
 
+/// The update of a register tile that reduces in pairs of bf16 values
+/// (vdpbf16ps): the pair `inPair` innermost, reduced in each 32-lane
+/// product (a VectorReduce that x86 codegen makes vdpbf16ps), the tile's
+/// columns in vectors of `width`, columns and rows unrolled, `pairs`
+/// outermost.
+void tilePairProducts(Halide::Stage update, Halide::RVar inPair,
+                      Halide::RVar pairs, Halide::Var cols, Halide::Var rows,
+                      int width);
+
 /// Register-tiled product: `out`(x, y, ...) reads `acc`(x, y, ...), an
-/// update over `k`. Blocks of blockRows rows run in parallel (fused with the
+/// update over `k` (a 2-D `k` is (value in pair, pair) of bf16 pairs,
+/// tilePairProducts). Blocks of blockRows rows run in parallel (fused with the
 /// remaining outer dims); `acc` lives in registers, tileRows x
 /// tileVectors*vector wide. `out` must already be placed (root or output).
 /// Returns the parallel loop over row blocks (TiledProduct::task), where

@@ -90,22 +90,6 @@ static Halide::Expr weightKeys(const OpStages &op) {
                              : r.x.extent();
 }
 
-/// The update of a register tile that reduces in pairs of bf16 values
-/// (scores over feature pairs, weights x V over key pairs): the pair
-/// innermost, reduced in each 32-lane product (a VectorReduce that x86
-/// codegen makes vdpbf16ps), the tile's columns in vectors of `width`,
-/// columns and rows unrolled.
-static void tilePairProducts(Halide::Stage update, Halide::RVar inPair,
-                             Halide::RVar pairs, Var cols, Var rows,
-                             int width) {
-  update.reorder(inPair, cols, rows, pairs)
-      .atomic()
-      .vectorize(inPair)
-      .vectorize(cols, width)
-      .unroll(cols)
-      .unroll(rows);
-}
-
 /// keyT (2, key, pair, b...) of the bf16 scores: blocks of keys as in
 /// scheduleTransposedCopy, each key's pair of features next to each other,
 /// so a vector of the copy is the 16 keys x 2 features one vdpbf16ps reads.

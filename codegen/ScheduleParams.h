@@ -172,6 +172,18 @@ struct GpuParams {
   int sharedBytes = 48 * 1024;
 };
 
+/// Reduced precision (docs/precision.md): where products of bf16 values
+/// reduce in pairs (the scores Q K^T on bf16 Q and K; with an op's
+/// attn.allow_bf16_products, its rounded weights' products too).
+struct PrecisionParams {
+  /// 1: on targets with bf16 dot products (AVX512-BF16: Zen 4, Zen 5,
+  /// Sapphire Rapids), where Halide makes each pair one vdpbf16ps lane;
+  /// 2: on every CPU target (without vdpbf16ps the same arithmetic is
+  /// slower, but it runs the paired algorithm and its rounding, so tests
+  /// check them on any host); 0: never.
+  int bf16Pairs = 1;
+};
+
 struct ScheduleParams {
   GemmParams gemm;
   ReductionParams reduction;
@@ -181,6 +193,7 @@ struct ScheduleParams {
   ElementwiseParams elementwise;
   DeformableParams deformable;
   GpuParams gpu;
+  PrecisionParams precision;
 };
 
 } // namespace mlir::attn::codegen

@@ -121,17 +121,18 @@ static void parallelFrom(Func f, const Var &u) {
 /// ChunkedProductParams::positionBlock positions in register tiles of
 /// tileRows rows (scheduleChunkedProduct says why). When `streamed` (the
 /// operand whose rows the tiles read, V) is an input buffer, each tile
-/// prefetches the rows it reads, prefetchBlocks blocks ahead.
-static ChunkedProduct tileChunkPartial(Func partial, Halide::RVar positions,
-                                       Var u, int chunk,
-                                       const Halide::Expr &rows,
-                                       const Halide::Expr &cols, int vector,
-                                       const ScheduleContext &ctx,
-                                       const Func &streamed) {
+/// prefetches the rows it reads, prefetchBlocks blocks ahead. With
+/// `inPair` (bf16 pairs, vdpbf16ps), `positions` and `chunk` count pairs
+/// of positions, and each vector product of the tile reduces a pair.
+static ChunkedProduct
+tileChunkPartial(Func partial, Halide::RVar positions, Var u, int chunk,
+                 const Halide::Expr &rows, const Halide::Expr &cols, int vector,
+                 const ScheduleContext &ctx, const Func &streamed,
+                 std::optional<Halide::RVar> inPair = std::nullopt) {
   const ChunkedProductParams &p = ctx.params.chunkedProduct;
   int tileRows = chooseSplit(rows, std::max(1, p.tileRows)).factor;
   // Blocks tile the chunk exactly (a partial block would need guards).
-  int block = std::max(1, p.positionBlock);
+  int block = std::max(1, p.positionBlock / (inPair ? 2 : 1));
   if (block > chunk || chunk % block != 0)
     block = chunk;
   std::vector<Var> args = partial.args();
@@ -190,12 +191,15 @@ static ChunkedProduct tileChunkPartial(Func partial, Halide::RVar positions,
       .unroll(eOuter)
       .unroll(dInner);
   blockTile.compute_at(partial, dOuter).vectorize(e, width).unroll(d);
-  blockTile.update()
-      .split(e, eOuter, eLanes, width)
-      .reorder(eLanes, eOuter, d, blockInner)
-      .vectorize(eLanes)
-      .unroll(eOuter)
-      .unroll(d);
+  if (inPair)
+    tilePairProducts(blockTile.update(), *inPair, blockInner, e, d, width);
+  else
+    blockTile.update()
+        .split(e, eOuter, eLanes, width)
+        .reorder(eLanes, eOuter, d, blockInner)
+        .vectorize(eLanes)
+        .unroll(eOuter)
+        .unroll(d);
   // Every tile of a block reads the same rows of V, so only the first one
   // would wait on memory (the hardware prefetchers do not run a block
   // ahead): each tile prefetches the rows of a later block as it goes, so
@@ -335,17 +339,35 @@ static void accumulateFeaturesInRegisters(Func stat, Var feature,
 /// (tileChunkPartial) and its sums from them, so K is read once; wrappers
 /// fused with the task (compute_with) copy the chunk's sums and max out.
 /// The merges over the chunks are small and run at root.
+/// A pair-packed stage (2, columns, pairs, ...) of bf16 products (kexp,
+/// valuePairs, the normalized context): each vector is `vector` columns x
+/// the pair, interleaved.
+static void vectorizePairs(Func pairs, int vector) {
+  std::vector<Var> args = pairs.args();
+  pairs.bound(args[0], 0, 2)
+      .vectorize(args[0])
+      .vectorize(args[1], vector, TailStrategy::GuardWithIf);
+}
+
 static void scheduleSoftmaxChunks(OpStages &op, const ScheduleContext &ctx,
                                   int vector) {
   Func contextChunk = op.stages.at("chunk_context");
   Halide::RDom rc = op.domains.at("chunk_context");
+  Halide::RDom positions = op.domains.at("chunk_positions");
   Halide::RDom chunks = op.domains.at("chunks");
   Var c = contextChunk.args()[2]; // e, d, c, b...
   size_t rank = op.result.rank();
-  int chunk = static_cast<int>(*Halide::Internal::as_const_int(rc.x.extent()));
+  bool pairs = op.info.at("bf16Products");
+  // bf16 pairs: rc is (position in pair, pair), V packed per task.
+  Halide::RVar stepOver = pairs ? rc.y : rc.x;
+  int chunk =
+      static_cast<int>(*Halide::Internal::as_const_int(stepOver.extent()));
+  auto valuePairs = op.stages.find("valuePairs");
   ChunkedProduct tasks = tileChunkPartial(
-      contextChunk, rc.x, c, chunk, op.domains.at("acc").x.extent(),
-      op.result.shape[rank - 1], vector, ctx, op.stages.at("value"));
+      contextChunk, stepOver, c, chunk, op.domains.at("acc").x.extent(),
+      op.result.shape[rank - 1], vector, ctx,
+      pairs ? valuePairs->second : op.stages.at("value"),
+      pairs ? std::optional<Halide::RVar>(rc.x) : std::nullopt);
   Func tiles = tasks.tiles;
   Func kmaxChunk = op.stages.at("chunk_max");
   Func ksumChunk = op.stages.at("chunk_sum");
@@ -355,10 +377,19 @@ static void scheduleSoftmaxChunks(OpStages &op, const ScheduleContext &ctx,
   Var d = kmaxChunk.args()[0];
   kmaxChunk.compute_at(tiles, c).vectorize(d, vector,
                                            TailStrategy::GuardWithIf);
-  Halide::Expr features = op.domains.at("acc").x.extent();
-  accumulateFeaturesInRegisters(kmaxChunk, d, rc.x, features, vector);
-  kexp.compute_at(tiles, c).vectorize(kexp.args()[0], vector,
-                                      TailStrategy::GuardWithIf);
+  Halide::Expr features = pairs ? op.domains.at("qsum").x.extent()
+                                : op.domains.at("acc").x.extent();
+  accumulateFeaturesInRegisters(kmaxChunk, d, positions.x, features, vector);
+  kexp.compute_at(tiles, c);
+  if (pairs) {
+    // The chunk's weights and rows of V, each pair of positions
+    // interleaved, in the task (in L2): V streams in once, in order.
+    vectorizePairs(kexp, vector);
+    valuePairs->second.compute_at(tiles, c);
+    vectorizePairs(valuePairs->second, vector);
+  } else {
+    kexp.vectorize(kexp.args()[0], vector, TailStrategy::GuardWithIf);
+  }
   // Out of the task: the sums, and a copy of the max for the merges (kexp
   // reads the task's own). Fused after the task's context partial.
   Func rescale = op.stages.at("rescale"), kmax = op.stages.at("kmax");
@@ -372,7 +403,7 @@ static void scheduleSoftmaxChunks(OpStages &op, const ScheduleContext &ctx,
   }
   ksumChunk.compute_at(sums, c).vectorize(d, vector,
                                           TailStrategy::GuardWithIf);
-  accumulateFeaturesInRegisters(ksumChunk, d, rc.x, features, vector);
+  accumulateFeaturesInRegisters(ksumChunk, d, positions.x, features, vector);
   // The merges: per feature (vectors of features), the context's in
   // parallel over features.
   for (const char *role : {"kmax", "ksum"}) {
@@ -424,7 +455,9 @@ void mlir::attn::codegen::scheduleEfficient(OpStages &op,
     if (Halide::Internal::as_const_int(op.domains.at("qmax").x.extent()))
       qmax.update().atomic().vectorize(op.domains.at("qmax").x);
     Func qsum = op.stages.at("qsum"), qinv = op.stages.at("qinv");
-    if (product.registerTile) {
+    // (bf16 pairs: the sums have a domain of their own.)
+    bool pairs = op.info.at("bf16Products");
+    if (product.registerTile && !pairs) {
       // The row sums in the product's loop over dk (compute_with; the
       // algorithm gives both the same domain): one scalar add per row and
       // feature on the adder pipes, next to the FMAs, on the weight the
@@ -443,7 +476,11 @@ void mlir::attn::codegen::scheduleEfficient(OpStages &op,
     }
     Func norm = op.stages.at("context_norm");
     std::vector<Var> nArgs = norm.args();
-    norm.compute_root().vectorize(nArgs[0], vector, TailStrategy::GuardWithIf);
+    norm.compute_root();
+    if (pairs)
+      vectorizePairs(norm, vector);
+    else
+      norm.vectorize(nArgs[0], vector, TailStrategy::GuardWithIf);
     if (op.info.at("chunked")) {
       scheduleSoftmaxChunks(op, ctx, vector);
       return;

@@ -136,6 +136,17 @@ def Attn_EfficientAttentionOp : Attn_InferredShapeOp<"efficient"> {
     feature's positions makes that feature's context row NaN, so every
     output; an all -inf one gives it 0.
 
+    The discardable unit attribute `attn.allow_bf16_products` opts the
+    softmax variant on bf16 Q, K and V into the rounding PyTorch's bf16
+    matmuls do: both softmaxes' weights (summed as rounded) and the
+    normalized context are rounded to bf16 before their products, which
+    then run on bf16 dot-product instructions. It adds at most
+    (2 (max V - min V) + max |V|) u / (1 - u) per output, u = 2^-8
+    (docs/precision.md); code generation uses it where products pair up
+    (AVX512-BF16 targets; `precision.bf16Pairs`), dk is static and even and
+    the positions run in chunks, and `attn-compile --remark-schedule` says
+    where and why not. The reference runtime computes the unrounded values.
+
     ```mlir
     %e = attn.efficient %q, %k, %v variant softmax
         : tensor<4096x32xf32>, tensor<4096x32xf32>, tensor<4096x64xf32>

@@ -67,9 +67,13 @@ class Case:
         self.saved_statistics = family.endswith("_saved_grad")
         # bf16 weights (attn.allow_bf16_products): inputs in [0.5, 1), where
         # attn-run's default tolerance for the opt-in is a bound
-        # (docs/precision.md, "Opt-in: bf16 weights").
+        # (docs/precision.md, "Opt-in: bf16 products").
         self.random_range = ("--random-range=0.5,1"
                              if "_bf16_weights" in family else None)
+        # The opt-in's paired products (vdpbf16ps on AVX512-BF16) on any
+        # host: precision.bf16Pairs=2 takes them without AVX512-BF16 too.
+        self.schedule_params = (["--schedule-param", "precision.bf16Pairs=2"]
+                                if "_bf16_weights" in family else [])
 
     @property
     def name(self):
@@ -115,13 +119,15 @@ def masked_softmax(d):
     return spec, prod(lead) * n * m * (dk + dv)
 
 
-def efficient(variant):
+def efficient(variant, extra="", dtype="f32"):
     def build(d):
         lead, n, m, dk, dv = d["lead"], d["n"], d["m"], d["dk"], d["dv"]
-        q, k, v, o = (tensor(lead + [n, dk]), tensor(lead + [d["mdyn"], dk]),
-                      tensor(lead + [d["mdyn"], dv]), tensor(lead + [n, dv]))
+        q, k, v, o = (tensor(lead + [n, dk], dtype),
+                      tensor(lead + [d["mdyn"], dk], dtype),
+                      tensor(lead + [d["mdyn"], dv], dtype),
+                      tensor(lead + [n, dv], dtype))
         spec = (f"func.func @f(%q: {q}, %k: {k}, %v: {v}) -> {o} {{\n"
-                f"  %o = attn.efficient %q, %k, %v variant {variant}\n"
+                f"  %o = attn.efficient %q, %k, %v variant {variant}{extra}\n"
                 f"      : {q}, {k}, {v} -> {o}\n"
                 f"  return %o : {o}\n}}\n")
         return spec, prod(lead) * (n + m) * dk * dv
@@ -298,6 +304,11 @@ FAMILIES = {
     "softmax_causal_bf16_weights": (dot_product(
         "softmax over keys", " scale 0.125 causal {attn.allow_bf16_products}",
         dtype="bf16"), ATTENTION_DIMS, []),
+    # Efficient attention with the opt-in: K^T V and Q context in pairs
+    # where dk is even and the positions run in chunks.
+    "efficient_bf16_weights": (efficient(
+        "softmax", " {attn.allow_bf16_products}", dtype="bf16"),
+        ATTENTION_DIMS, []),
     "softmax_grad": (gradient(dot_product("softmax over keys", " scale 0.125")),
                      ATTENTION_DIMS, []),
     "softmax_causal_grad": (gradient(dot_product("softmax over keys",
@@ -532,6 +543,7 @@ def run_case(case, bin_dir, work_dir, seed):
             args.append("--grad-save-statistics")
         if case.random_range:
             args.append(case.random_range)
+        args += case.schedule_params
         if case.target != "host":
             args += ["--target", case.target]
         if case.dynamic_size is not None:

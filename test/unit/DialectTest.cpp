@@ -223,6 +223,21 @@ TEST_F(AttnDialectTest, DefaultCheckToleranceFollowsThePrecisionRules) {
             2 * (2 * u + 0x1p-12) + 2 * u);
   EXPECT_NEAR(tolerance("{attn.allow_bf16_products}", "bf16", "bf16"), 2.39e-2,
               1e-4);
+  // attn.efficient rounds both softmaxes' weights and its context.
+  OwningOpRef<ModuleOp> efficient =
+      parse("func.func @f(%q: tensor<8x4xbf16>, %k: tensor<8x4xbf16>, "
+            "%v: tensor<8x4xbf16>) -> tensor<8x4xbf16> {\n"
+            "  %o = attn.efficient %q, %k, %v variant softmax "
+            "{attn.allow_bf16_products} : tensor<8x4xbf16>, tensor<8x4xbf16>, "
+            "tensor<8x4xbf16> -> tensor<8x4xbf16>\n"
+            "  return %o : tensor<8x4xbf16>\n}\n");
+  ASSERT_TRUE(efficient);
+  EXPECT_EQ(
+      defaultCheckTolerance(cast<func::FuncOp>(efficient->getBody()->front())),
+      2 * (2 * u + 0x1p-12) + (4 * u + 2 * u * u) / (1 - u));
+  EXPECT_NEAR(
+      defaultCheckTolerance(cast<func::FuncOp>(efficient->getBody()->front())),
+      3.18e-2, 1e-4);
 }
 
 } // namespace

@@ -1,5 +1,5 @@
 // Softmax attention on bf16 Q, K and V with the opt-in to bf16 weights,
-// {attn.allow_bf16_products} (docs/precision.md, "Opt-in: bf16 weights"):
+// {attn.allow_bf16_products} (docs/precision.md, "Opt-in: bf16 products"):
 // on AVX512-BF16 targets the weights are rounded to bf16 and weights x V
 // reduces keys in pairs (vdpbf16ps) as well as Q K^T. bf16-weights.test
 // runs each form of the row schedule and the shapes where the opt-in is
