@@ -97,6 +97,16 @@ void mlir::attn::codegen::tilePairProducts(Halide::Stage update,
       .unroll(rows);
 }
 
+void mlir::attn::codegen::vectorizePairs(Func pairs, int vector) {
+  std::vector<Var> args = pairs.args();
+  Var columns("pair_columns"), lanes("pair_lanes");
+  pairs.bound(args[0], 0, 2)
+      .split(args[1], columns, lanes, vector, TailStrategy::GuardWithIf)
+      .reorder(lanes, args[0], columns)
+      .vectorize(lanes)
+      .unroll(args[0]);
+}
+
 TiledProduct mlir::attn::codegen::scheduleTiledProduct(
     Func out, Func acc, const Halide::RDom &k, const Expr &cols,
     const Expr &rows, int vector, int tileVectors, int tileRows, int blockRows,

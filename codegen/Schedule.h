@@ -73,6 +73,14 @@ void tilePairProducts(Halide::Stage update, Halide::RVar inPair,
                       Halide::RVar pairs, Halide::Var cols, Halide::Var rows,
                       int width);
 
+/// A pair-packed stage (2, columns, pairs, ...) of bf16 products (V as
+/// valuePairs; attn.efficient's kexp and normalized context), computed a
+/// row of the pair at a time in vectors of `vector` columns (dense loads
+/// of its source rows), the pair unrolled: Halide combines the two strided
+/// stores into one interleaving store. (Vectorizing the pair too gathered
+/// the source one element at a time, a vpinsrw per element.)
+void vectorizePairs(Halide::Func pairs, int vector);
+
 /// Register-tiled product: `out`(x, y, ...) reads `acc`(x, y, ...), an
 /// update over `k` (a 2-D `k` is (value in pair, pair) of bf16 pairs,
 /// tilePairProducts). Blocks of blockRows rows run in parallel (fused with the

@@ -123,11 +123,8 @@ static void scheduleOperands(OpStages &op, int vector, bool perSplit) {
   if (valuePairs != op.stages.end()) {
     // A vector is 16 columns x the pair of keys one vdpbf16ps reads.
     std::vector<Var> args = valuePairs->second.args(); // 2, e, pair, b...
-    valuePairs->second.compute_root()
-        .bound(args[0], 0, 2)
-        .vectorize(args[0])
-        .vectorize(args[1], vector, TailStrategy::GuardWithIf)
-        .parallel(args.back());
+    valuePairs->second.compute_root().parallel(args.back());
+    vectorizePairs(valuePairs->second, vector);
   }
   if (scoresInBf16Pairs(op))
     return schedulePairedKeys(op.stages.at("keyT"), vector);

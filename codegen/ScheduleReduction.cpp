@@ -339,16 +339,6 @@ static void accumulateFeaturesInRegisters(Func stat, Var feature,
 /// (tileChunkPartial) and its sums from them, so K is read once; wrappers
 /// fused with the task (compute_with) copy the chunk's sums and max out.
 /// The merges over the chunks are small and run at root.
-/// A pair-packed stage (2, columns, pairs, ...) of bf16 products (kexp,
-/// valuePairs, the normalized context): each vector is `vector` columns x
-/// the pair, interleaved.
-static void vectorizePairs(Func pairs, int vector) {
-  std::vector<Var> args = pairs.args();
-  pairs.bound(args[0], 0, 2)
-      .vectorize(args[0])
-      .vectorize(args[1], vector, TailStrategy::GuardWithIf);
-}
-
 static void scheduleSoftmaxChunks(OpStages &op, const ScheduleContext &ctx,
                                   int vector) {
   Func contextChunk = op.stages.at("chunk_context");
@@ -363,10 +353,12 @@ static void scheduleSoftmaxChunks(OpStages &op, const ScheduleContext &ctx,
   int chunk =
       static_cast<int>(*Halide::Internal::as_const_int(stepOver.extent()));
   auto valuePairs = op.stages.find("valuePairs");
+  // dk (in pairs, the final product's domain is (feature in pair, pair)).
+  Halide::Expr features = pairs ? op.domains.at("qsum").x.extent()
+                                : op.domains.at("acc").x.extent();
   ChunkedProduct tasks = tileChunkPartial(
-      contextChunk, stepOver, c, chunk, op.domains.at("acc").x.extent(),
-      op.result.shape[rank - 1], vector, ctx,
-      pairs ? valuePairs->second : op.stages.at("value"),
+      contextChunk, stepOver, c, chunk, features, op.result.shape[rank - 1],
+      vector, ctx, pairs ? valuePairs->second : op.stages.at("value"),
       pairs ? std::optional<Halide::RVar>(rc.x) : std::nullopt);
   Func tiles = tasks.tiles;
   Func kmaxChunk = op.stages.at("chunk_max");
@@ -377,8 +369,6 @@ static void scheduleSoftmaxChunks(OpStages &op, const ScheduleContext &ctx,
   Var d = kmaxChunk.args()[0];
   kmaxChunk.compute_at(tiles, c).vectorize(d, vector,
                                            TailStrategy::GuardWithIf);
-  Halide::Expr features = pairs ? op.domains.at("qsum").x.extent()
-                                : op.domains.at("acc").x.extent();
   accumulateFeaturesInRegisters(kmaxChunk, d, positions.x, features, vector);
   kexp.compute_at(tiles, c);
   if (pairs) {
