@@ -35,3 +35,24 @@ func.func @ktv_sums_before(%k: tensor<2000x16xf32>, %v: tensor<2000x24xf32>) -> 
   %o = attn.matmul %s, %p : tensor<1x16xf32>, tensor<16x24xf32> -> tensor<1x24xf32>
   return %o : tensor<1x24xf32>
 }
+
+// Wide rows (512 columns, 2 KiB apart): a block's rows of one column tile
+// fall on a few L1 sets, so each block and column tile copies them into a
+// contiguous panel (external attention's dMk). The same with a computed
+// rhs (a root buffer, not an input) and a batch dim. 64 columns (256 bytes
+// apart) spread over the sets and read in place.
+func.func @ktv_wide(%k: tensor<2000x16xf32>, %v: tensor<2000x512xf32>) -> tensor<16x512xf32> {
+  %o = attn.matmul %k, %v transpose_lhs : tensor<2000x16xf32>, tensor<2000x512xf32> -> tensor<16x512xf32>
+  return %o : tensor<16x512xf32>
+}
+
+func.func @ktv_wide_computed(%k: tensor<2x1100x8xf32>, %v: tensor<2x1100x256xf32>) -> tensor<2x8x256xf32> {
+  %s = attn.normalize softmax %v dim 1 : tensor<2x1100x256xf32>
+  %o = attn.matmul %k, %s transpose_lhs : tensor<2x1100x8xf32>, tensor<2x1100x256xf32> -> tensor<2x8x256xf32>
+  return %o : tensor<2x8x256xf32>
+}
+
+func.func @ktv_dv64(%k: tensor<2000x16xf32>, %v: tensor<2000x64xf32>) -> tensor<16x64xf32> {
+  %o = attn.matmul %k, %v transpose_lhs : tensor<2000x16xf32>, tensor<2000x64xf32> -> tensor<16x64xf32>
+  return %o : tensor<16x64xf32>
+}
