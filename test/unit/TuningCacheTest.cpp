@@ -4,11 +4,18 @@
 // field for field, and every class of corruption (bad JSON, wrong format,
 // missing or ill-typed fields, out-of-range parameters, a key that does not
 // match its fields, another attn version) is reported as a warning naming
-// the file and the entry is ignored, never used.
+// the file and the entry is ignored, never used. And the knob groups the
+// tuner searches follow the kernel's ops and element types.
 //
 //===----------------------------------------------------------------------===//
 
 #include "api/TuningCache.h"
+#include "api/Tuner.h"
+#include "dialect/AttnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -274,6 +281,47 @@ TEST(TuningCache, KnobsAcceptTheDefaults) {
     for (int value : knob.searchValues)
       EXPECT_TRUE(knob.accepts(value)) << knob.group << "." << knob.name;
   }
+}
+
+/// The groups relevantKnobGroups gives the one function of `ir`.
+std::vector<std::string> knobGroupsOf(StringRef ir, bool gpu = false) {
+  MLIRContext context;
+  context.loadDialect<mlir::attn::AttnDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, &context);
+  EXPECT_TRUE(module);
+  if (!module)
+    return {};
+  func::FuncOp kernel = *module->getOps<func::FuncOp>().begin();
+  return relevantKnobGroups(kernel, gpu);
+}
+
+TEST(TunerKnobGroups, FollowTheOpsAndElementTypes) {
+  using Groups = std::vector<std::string>;
+  // The bf16 pairs knob (precision.bf16Pairs) only where a tensor is bf16.
+  constexpr const char *matmulF32 = R"mlir(
+    func.func @f(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>) -> tensor<64x16xf32> {
+      %c = attn.matmul %a, %b : tensor<64x32xf32>, tensor<32x16xf32> -> tensor<64x16xf32>
+      return %c : tensor<64x16xf32>
+    })mlir";
+  EXPECT_EQ(knobGroupsOf(matmulF32),
+            (Groups{"chunkedProduct", "elementwise", "gemm"}));
+  constexpr const char *efficientBf16 = R"mlir(
+    func.func @f(%q: tensor<64x32xbf16>, %k: tensor<128x32xbf16>, %v: tensor<128x16xbf16>) -> tensor<64x16xf32> {
+      %o = attn.efficient %q, %k, %v variant softmax
+          : tensor<64x32xbf16>, tensor<128x32xbf16>, tensor<128x16xbf16> -> tensor<64x16xf32>
+      return %o : tensor<64x16xf32>
+    })mlir";
+  EXPECT_EQ(knobGroupsOf(efficientBf16),
+            (Groups{"chunkedProduct", "elementwise", "gemm", "precision",
+                    "reduction"}));
+  constexpr const char *normalizeF16 = R"mlir(
+    func.func @f(%x: tensor<64x32xf16>) -> tensor<64x32xf16> {
+      %y = attn.normalize softmax %x dim 1 : tensor<64x32xf16>
+      return %y : tensor<64x32xf16>
+    })mlir";
+  EXPECT_EQ(knobGroupsOf(normalizeF16), (Groups{"elementwise", "reduction"}));
+  // A GPU target has its own schedules and knobs only.
+  EXPECT_EQ(knobGroupsOf(efficientBf16, /*gpu=*/true), (Groups{"gpu"}));
 }
 
 } // namespace
