@@ -129,12 +129,10 @@ struct ChunkedProduct {
   Halide::Var u;
   Halide::Func operandReader; ///< the Func that reads the operands
 };
-ChunkedProduct scheduleChunkedProduct(Halide::Func product,
-                                      const Halide::RDom &rj,
-                                      const Halide::Expr &cols,
-                                      const Halide::Expr &rows, int vector,
-                                      const ScheduleContext &ctx,
-                                      const Halide::Func &streamed);
+ChunkedProduct scheduleChunkedProduct(
+    Halide::Func product, const Halide::RDom &rj, const Halide::Expr &cols,
+    const Halide::Expr &rows, int vector, const ScheduleContext &ctx,
+    const Halide::Func &streamed, bool streamedByRows = true);
 
 /// Fuses `partial`, the chunk partials of a position reduction
 /// (schedulePositionReduction: (inner, b..., chunk), computed per chunk in

@@ -164,7 +164,7 @@ void mlir::attn::codegen::scheduleGemm(OpStages &op, ScheduleContext &ctx) {
   if (staticRows && *staticRows <= p.blockRows) {
     ChunkedProduct chunked = scheduleChunkedProduct(
         op.stages.at("acc"), op.domains.at("acc"), cols, rows, vector, ctx,
-        op.stages.at("rhs"));
+        op.stages.at("rhs"), !op.info.at("transposeRhs"));
     if (chunked.tiles.defined()) {
       std::vector<Halide::Func> lhsReaders = {chunked.operandReader};
       auto sum = ctx.columnSums.find(op.name);

@@ -140,13 +140,16 @@ static bool columnPanelConflictsInL1(int64_t rowBytes, int64_t tileBytes,
 /// ChunkedProductParams::positionBlock positions in register tiles of
 /// tileRows rows (scheduleChunkedProduct says why). When `streamed` (the
 /// operand whose rows the tiles read, V) is an input buffer, each tile
-/// prefetches the rows it reads, prefetchBlocks blocks ahead. With
+/// prefetches the rows it reads, prefetchBlocks blocks ahead.
+/// `streamedByRows`: its innermost dim is the columns (a transposed rhs's
+/// is the positions, and it gets no panel). With
 /// `inPair` (bf16 pairs, vdpbf16ps), `positions` and `chunk` count pairs
 /// of positions, and each vector product of the tile reduces a pair.
 static ChunkedProduct
 tileChunkPartial(Func partial, Halide::RVar positions, Var u, int chunk,
                  const Halide::Expr &rows, const Halide::Expr &cols, int vector,
                  const ScheduleContext &ctx, const Func &streamed,
+                 bool streamedByRows,
                  std::optional<Halide::RVar> inPair = std::nullopt) {
   const ChunkedProductParams &p = ctx.params.chunkedProduct;
   int tileRows = chooseSplit(rows, std::max(1, p.tileRows)).factor;
@@ -233,7 +236,8 @@ tileChunkPartial(Func partial, Halide::RVar positions, Var u, int chunk,
   // read them from a contiguous copy made once per block and column tile
   // (the prefetches then go with the copy): external attention's dMk
   // (4096 positions x 512 columns) took 4.8 ms, 1.7 with the copy.
-  if (columnTiles && !inPair && !ctx.inlined.count(streamed.name()) &&
+  if (columnTiles && streamedByRows && !inPair &&
+      !ctx.inlined.count(streamed.name()) &&
       columnPanelConflictsInL1(staticCols * streamed.type().bytes(),
                                tileCols * streamed.type().bytes(), block)) {
     Func panel = Func(streamed).in(blockTile);
@@ -279,7 +283,7 @@ tileChunkPartial(Func partial, Halide::RVar positions, Var u, int chunk,
 ChunkedProduct mlir::attn::codegen::scheduleChunkedProduct(
     Func product, const Halide::RDom &rj, const Halide::Expr &cols,
     const Halide::Expr &rows, int vector, const ScheduleContext &ctx,
-    const Func &streamed) {
+    const Func &streamed, bool streamedByRows) {
   SplitChoice colSplit = chooseSplit(cols, vector);
   SplitChoice rowSplit =
       chooseSplit(rows, std::max(1, ctx.params.chunkedProduct.tileRows));
@@ -299,7 +303,7 @@ ChunkedProduct mlir::attn::codegen::scheduleChunkedProduct(
           .rfactor(chunkOuter, u);
   ChunkedProduct chunked =
       tileChunkPartial(partial, chunkInner, u, chunk, rows, cols, vector, ctx,
-                       streamed);
+                       streamed, streamedByRows);
   // The merge of the chunks' partials, in parallel over rows (one thread
   // summing 256 partials of 8 KiB took 0.3 ms).
   product.update()
@@ -400,6 +404,7 @@ static void scheduleSoftmaxChunks(OpStages &op, const ScheduleContext &ctx,
   ChunkedProduct tasks = tileChunkPartial(
       contextChunk, stepOver, c, chunk, features, op.result.shape[rank - 1],
       vector, ctx, pairs ? valuePairs->second : op.stages.at("value"),
+      /*streamedByRows=*/true,
       pairs ? std::optional<Halide::RVar>(rc.x) : std::nullopt);
   Func tiles = tasks.tiles;
   Func kmaxChunk = op.stages.at("chunk_max");

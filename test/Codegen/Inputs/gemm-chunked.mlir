@@ -52,6 +52,13 @@ func.func @ktv_wide_computed(%k: tensor<2x1100x8xf32>, %v: tensor<2x1100x256xf32
   return %o : tensor<2x8x256xf32>
 }
 
+// A transposed wide rhs: its rows run along the positions, so it is read
+// in place.
+func.func @ktv_wide_transposed(%k: tensor<2000x16xf32>, %v: tensor<512x2000xf32>) -> tensor<16x512xf32> {
+  %o = attn.matmul %k, %v transpose_lhs transpose_rhs : tensor<2000x16xf32>, tensor<512x2000xf32> -> tensor<16x512xf32>
+  return %o : tensor<16x512xf32>
+}
+
 func.func @ktv_dv64(%k: tensor<2000x16xf32>, %v: tensor<2000x64xf32>) -> tensor<16x64xf32> {
   %o = attn.matmul %k, %v transpose_lhs : tensor<2000x16xf32>, tensor<2000x64xf32> -> tensor<16x64xf32>
   return %o : tensor<16x64xf32>
