@@ -12,8 +12,6 @@
 
 #include "codegen/Schedule.h"
 
-#include <numeric>
-
 using namespace mlir::attn::codegen;
 using Halide::Func;
 using Halide::TailStrategy;
@@ -114,23 +112,6 @@ static void parallelFrom(Func f, const Var &u) {
     if (outside)
       f.parallel(arg);
   }
-}
-
-/// Whether `rows` rows of `tileBytes` each, `rowBytes` apart, collide in
-/// L1: row starts a multiple of a large power of two apart map to a few
-/// cache sets. The model is the smallest L1 of the development hosts (Zen
-/// 4: 64 sets of 64-byte lines, 8 ways), with two ways of each set left to
-/// the other operand's rows and the partial. For example 64 rows of 128
-/// bytes 2 KiB apart need 32 lines in each of the 4 sets they touch.
-static bool columnPanelConflictsInL1(int64_t rowBytes, int64_t tileBytes,
-                                     int64_t rows) {
-  constexpr int64_t kLine = 64, kSets = 64, kWaysForPanel = 8 - 2;
-  if (rowBytes % kLine != 0 || tileBytes % kLine != 0)
-    return false; // row starts spread over the sets
-  int64_t linesPerRow = tileBytes / kLine;
-  int64_t startSets = kSets / std::gcd(kSets, rowBytes / kLine);
-  int64_t setsTouched = std::min(kSets, startSets * linesPerRow);
-  return rows * linesPerRow > setsTouched * kWaysForPanel;
 }
 
 /// The tasks of a chunk partial `partial` (e, d, ..., with `u` the chunk

@@ -6,8 +6,21 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <numeric>
 
 using namespace mlir::attn::codegen;
+
+bool mlir::attn::codegen::columnPanelConflictsInL1(int64_t rowBytes,
+                                                   int64_t tileBytes,
+                                                   int64_t rows) {
+  constexpr int64_t kLine = 64, kSets = 64, kWaysForPanel = 8 - 2;
+  if (rowBytes % kLine != 0 || tileBytes % kLine != 0)
+    return false; // row starts spread over the sets
+  int64_t linesPerRow = tileBytes / kLine;
+  int64_t startSets = kSets / std::gcd(kSets, rowBytes / kLine);
+  int64_t setsTouched = std::min(kSets, startSets * linesPerRow);
+  return rows * linesPerRow > setsTouched * kWaysForPanel;
+}
 
 std::vector<SizeThreshold>
 mlir::attn::codegen::sizeThresholds(const ScheduleParams &params,
@@ -42,7 +55,8 @@ mlir::attn::codegen::sizeThresholds(const ScheduleParams &params,
       {"2 x gemm.tileVectors x vector", 2 * gemmVector * gemm.tileVectors,
        gemmVector * gemm.tileVectors, kFeatureAxis,
        "a chunked product's columns run in column tiles (a multiple of "
-       "the register tile's columns)"},
+       "the register tile's columns)",
+       2 * int64_t(chunked.chunk)},
       {"gemm.tileRows", gemm.tileRows, 0, kQueryAxis,
        "a product's rows fill a register tile"},
       {"gemm.blockRows", gemm.blockRows + 1, 0, kQueryAxis,
@@ -122,6 +136,20 @@ mlir::attn::codegen::sizeThresholds(const ScheduleParams &params,
                     attention.keyPart, kKeyAxis,
                     "split-KV over several parts of keys (few query rows)"});
   }
+  // A chunked product's column tiles of f32 rows that collide in L1 are
+  // copied into panels: the first multiple of the tile's columns where they
+  // do (its rows then 2^k bytes apart).
+  int64_t tileCols = gemmVector * std::max(1, gemm.tileVectors);
+  int64_t block = std::max(1, chunked.positionBlock);
+  for (int64_t cols = 2 * tileCols; cols <= 64 * tileCols; cols += tileCols)
+    if (columnPanelConflictsInL1(cols * 4, tileCols * 4, block)) {
+      list.push_back({"chunked column panel", cols, tileCols, kFeatureAxis,
+                      "a chunked product copies each block's rows of a "
+                      "column tile into a contiguous panel (rows that "
+                      "collide in L1)",
+                      2 * int64_t(chunked.chunk)});
+      break;
+    }
   // Elementwise outputs run in tasks of kElementwiseTaskElements elements:
   // a row of more elements is a task of its own.
   list.push_back({"kElementwiseTaskElements", kElementwiseTaskElements + 1, 0,
@@ -151,7 +179,8 @@ mlir::attn::codegen::sizeThresholdsJson(const ScheduleParams &params,
                                             {"size", t.size},
                                             {"period", t.period},
                                             {"axes", std::move(axes)},
-                                            {"form", t.form}});
+                                            {"form", t.form},
+                                            {"keys_at_least", t.keysAtLeast}});
   }
   llvm::json::Object document{{"vector_width", vectorWidth},
                               {"thresholds", std::move(thresholds)}};

@@ -53,7 +53,22 @@ struct SizeThreshold {
   int64_t period;
   unsigned axes; ///< SizeAxis bits
   std::string form; ///< what changes there
+  /// > 0: the form needs at least this many positions (kKeyAxis) as well,
+  /// so a probe of another axis sets them (a chunked product's columns
+  /// change form only once its positions are chunked).
+  int64_t keysAtLeast = 0;
 };
+
+/// Whether a chunked product's block of `rows` rows of one column tile
+/// (`tileBytes` each, `rowBytes` apart) collides in L1, so the block is
+/// copied into a contiguous panel (tileChunkPartial): row starts a
+/// multiple of a large power of two apart map to a few cache sets. The
+/// model is the smallest L1 of the development hosts (Zen 4: 64 sets of
+/// 64-byte lines, 8 ways), with two ways of each set left to the other
+/// operand's rows and the partial. For example 64 rows of 128 bytes 2 KiB
+/// apart need 32 lines in each of the 4 sets they touch.
+bool columnPanelConflictsInL1(int64_t rowBytes, int64_t tileBytes,
+                              int64_t rows);
 
 /// Every size threshold of the CPU schedules with these knobs, for f32
 /// vectors of `vectorWidth` lanes (the target's natural width where a knob
@@ -62,7 +77,8 @@ std::vector<SizeThreshold> sizeThresholds(const ScheduleParams &params,
                                           int vectorWidth);
 
 /// sizeThresholds as a JSON document: {"vector_width": W, "thresholds":
-/// [{"name", "size", "period", "axes": ["queries", ...], "form"}, ...]}.
+/// [{"name", "size", "period", "axes": ["queries", ...], "form",
+/// "keys_at_least"}, ...]}.
 std::string sizeThresholdsJson(const ScheduleParams &params, int vectorWidth);
 
 } // namespace mlir::attn::codegen

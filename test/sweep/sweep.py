@@ -357,8 +357,9 @@ SAMPLING = {"deformable", "deformable_ac", "bilinear_gather"}
 
 def probe_sizes(thresholds, axis, cap):
     """Sizes on both sides of each threshold on `axis`: t - 1, t, t + 1, and
-    t + period where the form needs a multiple. Each with its source."""
-    sizes = {1: "1", 2: "2", 3: "3"}
+    t + period where the form needs a multiple. Each with its source and
+    the positions the form needs too (keys_at_least, 0 for none)."""
+    sizes = {1: ("1", 0), 2: ("2", 0), 3: ("3", 0)}
     for t in thresholds:
         if axis not in t["axes"]:
             continue
@@ -367,7 +368,7 @@ def probe_sizes(thresholds, axis, cap):
             candidates.append(t["size"] + t["period"])
         for s in candidates:
             if 1 <= s <= cap and s not in sizes:
-                sizes[s] = t["name"]
+                sizes[s] = (t["name"], t.get("keys_at_least", 0))
     return sizes
 
 
@@ -383,10 +384,12 @@ def axis_cap(family, dim):
     return 4200
 
 
-def make_dims(family, dims_spec, probe_dim, probe, rng):
+def make_dims(family, dims_spec, probe_dim, probe, rng, keys_at_least=0):
     """One case: `probe_dim` at `probe`, the other dims from PARTNER_SIZES
     (n != m and dk != dv where possible), leading dims of size 1 and > 1
-    for ranks 2 to 5; shrunk until the reference cost is bounded."""
+    for ranks 2 to 5; shrunk until the reference cost is bounded. When the
+    probed form needs `keys_at_least` positions, the family's keys dim (if
+    it is not the probe) gets them and is not shrunk."""
     build = FAMILIES[family][0]
     if family in SAMPLING:
         dims = {"batch": rng.choice([1, 2]), "n": rng.choice([1, 7, 16, 33]),
@@ -401,6 +404,10 @@ def make_dims(family, dims_spec, probe_dim, probe, rng):
     for dim in ("n", "m", "dk", "dv"):
         dims[dim] = rng.choice(PARTNER_SIZES)
     dims[probe_dim] = probe
+    held = {probe_dim}
+    if keys_at_least and probe_dim != "m" and dims_spec.get("m") == "keys":
+        dims["m"] = max(dims["m"], keys_at_least)
+        held.add("m")
     if dims["n"] == dims["m"] and probe_dim != "n" and dims_spec.get("n"):
         dims["n"] += 1
     if dims["dk"] == dims["dv"] and probe_dim != "dk":
@@ -414,7 +421,7 @@ def make_dims(family, dims_spec, probe_dim, probe, rng):
         if any(x > 1 for x in dims["lead"]):
             dims["lead"] = [1 for _ in dims["lead"]]
             continue
-        partners = [k for k in ("dk", "dv", "n", "m") if k != probe_dim
+        partners = [k for k in ("dk", "dv", "n", "m") if k not in held
                     and dims[k] > 2]
         if not partners:
             break
@@ -470,8 +477,9 @@ def generate(bin_dir, seed):
                 sizes = probe_sizes(thresholds, axis, axis_cap(family, dim))
                 if target != "host":
                     sizes = {s: n for s, n in sizes.items() if s > 3}
-                for size, source in sorted(sizes.items()):
-                    dims = make_dims(family, dims_spec, dim, size, rng)
+                for size, (source, keys_at_least) in sorted(sizes.items()):
+                    dims = make_dims(family, dims_spec, dim, size, rng,
+                                     keys_at_least)
                     spec, macs = build(dims)
                     # The name shows the dims the family uses.
                     shown = {k: v for k, v in dims.items()
