@@ -118,8 +118,11 @@ TiledProduct scheduleTiledProduct(Halide::Func out, Halide::Func acc,
 /// positions. `product` is (col, row, b...)
 /// with an update over `rj`; `streamed` is the operand whose rows the
 /// register tiles read (V), prefetched a block ahead when it is an input
-/// buffer (ChunkedProductParams::prefetchBlocks). Returns the per-chunk
-/// wrapper and its parallel chunk Var, where per-chunk inputs can be
+/// buffer (ChunkedProductParams::prefetchBlocks), and copied per block into
+/// a contiguous panel where its rows would collide in L1
+/// (columnPanelConflictsInL1) and `streamedByRows` (its innermost dim is
+/// the columns, not the positions as for a transposed rhs). Returns the
+/// per-chunk wrapper and its parallel chunk Var, where per-chunk inputs can be
 /// computed, and the Func that now calls the operands (the register tile);
 /// an undefined `tiles`
 /// when the sizes are dynamic or there are fewer than two chunks (nothing
