@@ -203,15 +203,6 @@ tileChunkPartial(Func partial, Halide::RVar positions, Var u, int chunk,
         .vectorize(eLanes)
         .unroll(eOuter)
         .unroll(d);
-  // Every tile of a block reads the same rows of V, so only the first one
-  // would wait on memory (the hardware prefetchers do not run a block
-  // ahead): each tile prefetches the rows of a later block as it goes, so
-  // they arrive during the whole block. The later tiles of the block issue
-  // the same prefetches again (lines already on their way or in cache);
-  // limiting them to the first tile needs a branch, and a burst per block
-  // measured 5% slower. Past the last row the prefetches are harmless
-  // (NonFaulting: x86 prefetches do not fault) and need no branch in the
-  // tile loop.
   std::optional<Halide::Parameter> input = inputBuffer(streamed);
   // Where the column tile's rows of a block would collide in L1, the tiles
   // read them from a contiguous copy made once per block and column tile
@@ -236,6 +227,15 @@ tileChunkPartial(Func partial, Halide::RVar positions, Var u, int chunk,
                      Halide::PrefetchBoundStrategy::NonFaulting);
     return {tiles, u, blockTile};
   }
+  // Every tile of a block reads the same rows of V, so only the first one
+  // would wait on memory (the hardware prefetchers do not run a block
+  // ahead): each tile prefetches the rows of a later block as it goes, so
+  // they arrive during the whole block. The later tiles of the block issue
+  // the same prefetches again (lines already on their way or in cache);
+  // limiting them to the first tile needs a branch, and a burst per block
+  // measured 5% slower. Past the last row the prefetches are harmless
+  // (NonFaulting: x86 prefetches do not fault) and need no branch in the
+  // tile loop.
   if (input && p.prefetchBlocks > 0)
     blockTile.update().prefetch(*input, blockInner, blockInner,
                                 p.prefetchBlocks * block,
