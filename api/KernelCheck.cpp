@@ -2,6 +2,7 @@
 
 #include "api/KernelCheck.h"
 #include "api/ReferenceEvaluator.h"
+#include "dialect/AttnOps.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -40,8 +41,11 @@ double mlir::attn::api::defaultCheckTolerance(func::FuncOp func) {
     note(type);
   // An op's opt-in to bf16 products (attn.allow_bf16_products) rounds
   // computed values once more; docs/precision.md derives what that adds
-  // (inputs in [0.5, 1)): an attention's weights 2 u_bf16, attn.efficient's
-  // two softmaxes and its context (4u + 2u^2) / (1 - u).
+  // (inputs in [0.5, 1)): a softmax attention's weights 2u,
+  // attn.efficient's two softmaxes and its context (4u + 2u^2) / (1 - u),
+  // a product's two operands (1 + u)^2 - 1, the linear forms' (the
+  // products of the reassociated attn.dot_product: phi(K), phi(Q) and the
+  // context) (1 + u)^3 - 1.
   const double bf16 = 0x1p-8;
   double optIn = 0.0;
   func.walk([&](Operation *op) {
@@ -49,10 +53,18 @@ double mlir::attn::api::defaultCheckTolerance(func::FuncOp func) {
       note(type);
     if (!op->hasAttr("attn.allow_bf16_products"))
       return;
-    bool efficient = op->getName().getStringRef() == "attn.efficient";
-    optIn =
-        std::max(optIn, efficient ? (4 * bf16 + 2 * bf16 * bf16) / (1 - bf16)
-                                  : 2 * bf16);
+    double added = std::pow(1 + bf16, 2) - 1;
+    if (isa<EfficientAttentionOp>(op))
+      added = (4 * bf16 + 2 * bf16 * bf16) / (1 - bf16);
+    else if (auto attention = dyn_cast<DotProductAttentionOp>(op))
+      added = llvm::any_of(attention.getNorm(),
+                           [](Attribute step) {
+                             return cast<NormStepAttr>(step).getKind() ==
+                                    NormKind::softmax;
+                           })
+                  ? 2 * bf16
+                  : std::pow(1 + bf16, 3) - 1;
+    optIn = std::max(optIn, added);
   });
   if (optIn > 0.0)
     unit = std::max(unit, bf16);

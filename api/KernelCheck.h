@@ -31,9 +31,12 @@ constexpr double kDefaultCheckTolerance = 1e-4;
 /// docs/precision.md for its narrowest type, 2 (2u + 2^-12): one ulp at
 /// each of at most two rounded values on a path, plus f32 accumulation
 /// over up to 2^12 terms (bf16: 1.61e-2, f16: 2.44e-3). An op with
-/// attn.allow_bf16_products adds 2 u_bf16 for its rounded weights (2.39e-2),
-/// attn.efficient (4u + 2u^2) / (1 - u) for its rounded weights and
-/// context (3.18e-2).
+/// attn.allow_bf16_products adds: a softmax attention 2 u_bf16 for its
+/// rounded weights (2.39e-2), attn.efficient (4u + 2u^2) / (1 - u) for its
+/// rounded weights and context (3.18e-2), an attn.dot_product without
+/// softmax (the linear forms) (1 + u)^3 - 1 for phi(Q), phi(K) and the
+/// context (2.79e-2), attn.matmul (1 + u)^2 - 1 for its operands
+/// (2.40e-2).
 double defaultCheckTolerance(func::FuncOp func);
 
 /// Random inputs: uniform values in [low, high) from `seed` (attn-run

@@ -56,8 +56,11 @@ mlir::attn::tuning::relevantKnobGroups(func::FuncOp kernel, bool gpu) {
     return {"gpu"};
   // Which schedules (codegen/Schedule*.cpp) read which parameter struct.
   std::set<std::string> groups = {"elementwise"};
-  // Pairs of bf16 products (precision.bf16Pairs) need bf16 tensors.
+  // Pairs of bf16 products (precision.bf16Pairs) need bf16 tensors, or an
+  // op's opt-in to rounding what it computes (attn.allow_bf16_products).
   kernel.walk([&](Operation *op) {
+    if (op->hasAttr("attn.allow_bf16_products"))
+      groups.insert("precision");
     for (Type type : op->getOperandTypes())
       if (auto tensor = dyn_cast<RankedTensorType>(type);
           tensor && tensor.getElementType().isBF16())

@@ -478,12 +478,12 @@ def bf16_row(kernel):
 
 
 def bf16_weights_row(kernel):
-    """The bf16 row of a softmax or efficient row whose op opts into bf16
-    products ({attn.allow_bf16_products}, docs/precision.md): the weights
-    (efficient: of both softmaxes, and the context) are rounded to bf16
-    before their products, as PyTorch's bf16 kernels round what a matmul
-    reads, so every product runs on vdpbf16ps. Named <row>_bf16_weights;
-    counts as bf16_row()."""
+    """The bf16 row of a softmax, efficient or linear row whose op opts into
+    bf16 products ({attn.allow_bf16_products}, docs/precision.md): the
+    weights (efficient: of both softmaxes, and the context; linear: phi(Q),
+    phi(K) and the context) are rounded to bf16 before their products, as
+    PyTorch's bf16 kernels round what a matmul reads, so every product runs
+    on vdpbf16ps. Named <row>_bf16_weights; counts as bf16_row()."""
     return replace(bf16_row(kernel), name=f"{kernel.name}_bf16_weights",
                    func=f"{kernel.name}_bf16_weights", bf16_products=True)
 
@@ -558,7 +558,8 @@ BF16_KERNELS = [
     for name in ("softmax_h8_n1024", "softmax_h8_n4096", "efficient_n65536",
                  "linear_n65536", "deformable_encoder")] + [
     bf16_weights_row(_CORE_BY_NAME[name])
-    for name in ("softmax_h8_n1024", "softmax_h8_n4096", "efficient_n65536")]
+    for name in ("softmax_h8_n1024", "softmax_h8_n4096", "efficient_n65536",
+                 "linear_n65536")]
 
 KERNELS = CORE_KERNELS + SHAPE_KERNELS + BACKWARD_KERNELS + BF16_KERNELS
 KERNELS_BY_NAME = {kernel.name: kernel for kernel in KERNELS}
@@ -716,7 +717,9 @@ def render_spec(kernel):
                   f"dk = {p['dk']}, dv = {p['dv']}, phi = elu + 1:\n"
                   "//   O = phi(Q) (phi(K)^T V) / phi(Q) (phi(K)^T 1)")
         op = (f"attn.dot_product {operands} norm [sum over keys] "
-              "feature_map elu_plus_one")
+              "feature_map elu_plus_one"
+              + (" {attn.allow_bf16_products}" if kernel.bf16_products
+                 else ""))
     elif kernel.family == "external":
         header = (f"External attention (EANet), n = {p['n']}, d = {p['d']}, "
                   f"S = {p['slots']} slots:\n"
@@ -741,6 +744,10 @@ def render_spec(kernel):
         header += ("\n// The weights of both softmaxes and the context are "
                    "rounded to bf16 before\n// their products "
                    "(attn.allow_bf16_products, docs/precision.md).")
+    elif kernel.bf16_products and kernel.family == "linear":
+        header += ("\n// phi(K), phi(Q) and the context are rounded to bf16 "
+                   "before their products\n// (attn.allow_bf16_products, "
+                   "docs/precision.md).")
     elif kernel.bf16_products:
         header += ("\n// The weights are rounded to bf16 before P V "
                    "(attn.allow_bf16_products, docs/precision.md).")

@@ -100,8 +100,8 @@ TARGETS += [
 # tensors, and attn's own f32 kernel of the same spec in the same run).
 # The *_bf16_weights rows opt into bf16 products (attn.allow_bf16_products):
 # softmax rounds its weights before P V, as PyTorch's bf16 SDPA rounds P;
-# efficient attention its weights and context, as PyTorch's bf16 matmuls
-# read bf16 operands.
+# efficient attention its weights and context, linear attention phi(Q),
+# phi(K) and its context, as PyTorch's bf16 matmuls read bf16 operands.
 BF16_SOFTMAX_ROWS = ["softmax_h8_n1024_bf16", "softmax_h8_n4096_bf16",
                      "softmax_h8_n1024_bf16_weights",
                      "softmax_h8_n4096_bf16_weights"]
@@ -119,7 +119,8 @@ TARGETS += [
        f"bf16 {family} attention at n = 65536 >= 1.3x attn's f32 kernel")
       for row, family in (("efficient_n65536_bf16", "efficient"),
                           ("efficient_n65536_bf16_weights", "efficient"),
-                          ("linear_n65536_bf16", "linear"))],
+                          ("linear_n65536_bf16", "linear"),
+                          ("linear_n65536_bf16_weights", "linear"))],
 ]
 assert all(kernel in KERNELS_BY_NAME for kernel, *_ in TARGETS), \
     "a target names a kernel bench/kernels.py does not have"

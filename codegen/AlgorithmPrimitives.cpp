@@ -10,6 +10,8 @@
 
 #include "codegen/KernelBuilder.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -32,25 +34,107 @@ LogicalResult KernelBuilder::lowerMatmul(Operation *operation) {
     return failure();
   const BatchedLayout &batch = *layout;
   Var i("i"), j("j");
-  RDom k(0, inner, name + "_k");
-  Expr lhsAt =
-      batch.operand(lhs, op.getTransposeLhs() ? Index{k, i} : Index{i, k});
-  Expr rhsAt =
-      batch.operand(rhs, op.getTransposeRhs() ? Index{j, k} : Index{k, j});
   std::vector<Var> vars = batch.vars({i, j});
   Index at = batch.index({i, j});
   Func acc(name + "_acc"), result(name);
   define(acc, vars, constant(lhs.type, 0.0));
-  update(acc, at, call(acc, at) + lhsAt * rhsAt);
-  define(result, vars, call(acc, at));
   std::map<std::string, Func> stages = {{"acc", acc}, {"rhs", rhs.func}};
   // An lhs computed by another op (e.g. a feature map) is inlined into its
   // consumers; the schedule may compute it per block instead (scheduleGemm).
   if (!isa<BlockArgument>(op.getLhs()))
     stages["lhs"] = lhs.func;
-  bind(op, Family::Gemm, {result, batch.shape, lhs.type}, stages,
-       {{"acc", k}}, {{"transposeRhs", op.getTransposeRhs() ? 1 : 0}});
+  std::string pairsUnused;
+  bool pairs = bf16ProductPairs(op, inner, cols, pairsUnused);
+  // (Pairs need a static inner dim; a constant extent, not 2n / 2, lets the
+  // schedule see it.)
+  RDom k =
+      pairs ? RDom(0, 2, 0, Halide::Internal::simplify(inner / 2), name + "_k")
+            : RDom(0, inner, name + "_k");
+  if (pairs) {
+    // Both operands as (pair of k, row or column, 2) in bf16: stored bf16
+    // values exactly, computed ones rounded (the op's opt-in); a vector of
+    // either is the pairs of `vector` rows or columns, and each product of
+    // the tile reduces a pair of k (vdpbf16ps).
+    Var kp("kp"), pair("pair");
+    Expr kAt = 2 * kp + pair;
+    // The rhs as (pair of k, column, 2), so a tile's vector loads are
+    // contiguous; the lhs of a plain product keeps its layout (row, pair of
+    // k, 2): a bf16 copy of its rows, not an interleave.
+    auto packed = [&](Value value, const TensorFunc &operand, bool kFirst,
+                      bool pairsFirst, Var other, const char *role) {
+      const TensorFunc *stored = storedBf16(value);
+      Expr element =
+          batch.operand(stored ? *stored : operand,
+                        kFirst ? Index{kAt, other} : Index{other, kAt});
+      Func pairsOf(name + "_" + role + "Pairs");
+      define(pairsOf,
+             pairsFirst ? batch.vars({kp, other, pair})
+                        : batch.vars({other, kp, pair}),
+             stored ? element : Halide::cast(Halide::BFloat(16), element));
+      stages[std::string(role) + "Pairs"] = pairsOf;
+      // The Func the copy reads is the operand the schedule may compute per
+      // task (the stored bf16 one, not its widening).
+      if (stored) {
+        Value source = value.getDefiningOp<arith::ExtFOp>().getIn();
+        if (isa<BlockArgument>(source) && std::string(role) == "lhs")
+          stages.erase("lhs");
+        else
+          stages[role] = stored->func;
+      }
+      return pairsOf;
+    };
+    bool lhsKFirst = op.getTransposeLhs();
+    Func lhsPairs = packed(op.getLhs(), lhs, lhsKFirst, lhsKFirst, i, "lhs");
+    Func rhsPairs = packed(op.getRhs(), rhs, !op.getTransposeRhs(),
+                           /*pairsFirst=*/true, j, "rhs");
+    auto widen = [](Expr x) { return Halide::cast<float>(x); };
+    Index lhsAt =
+        lhsKFirst ? batch.index({k.y, i, k.x}) : batch.index({i, k.y, k.x});
+    update(acc, at,
+           call(acc, at) +
+               widen(call(lhsPairs, lhsAt)) *
+                   widen(call(rhsPairs, batch.index({k.y, j, k.x}))));
+  } else {
+    Expr lhsAt =
+        batch.operand(lhs, op.getTransposeLhs() ? Index{k, i} : Index{i, k});
+    Expr rhsAt =
+        batch.operand(rhs, op.getTransposeRhs() ? Index{j, k} : Index{k, j});
+    update(acc, at, call(acc, at) + lhsAt * rhsAt);
+  }
+  define(result, vars, call(acc, at));
+  bind(op, Family::Gemm, {result, batch.shape, lhs.type}, stages, {{"acc", k}},
+       {{"transposeRhs", op.getTransposeRhs() ? 1 : 0}, {"bf16Pairs", pairs}});
+  if (pairs)
+    algorithm.ops.back().form =
+        op->hasAttr(kAllowBf16Products)
+            ? "operands in bf16 (attn.allow_bf16_products rounds the "
+              "computed ones): the product reduces k in pairs (vdpbf16ps)"
+            : "bf16 operands: the product reduces k in pairs (vdpbf16ps)";
+  else if (op->hasAttr(kAllowBf16Products))
+    algorithm.ops.back().form =
+        "attn.allow_bf16_products not used: " + pairsUnused;
   return success();
+}
+
+bool KernelBuilder::bf16ProductPairs(Operation *op, const Expr &inner,
+                                     const Expr &cols, std::string &whyNot) {
+  auto matmul = cast<MatmulOp>(op);
+  bool optIn = op->hasAttr(kAllowBf16Products);
+  bool stored = storedBf16(matmul.getLhs()) && storedBf16(matmul.getRhs());
+  if (!optIn && !stored)
+    return false;
+  auto depth = Halide::Internal::as_const_int(inner);
+  if (!options.bf16DotProducts)
+    whyNot = "no bf16 pairs on this target (precision.bf16Pairs: by default "
+             "AVX512-BF16 CPUs, hand schedules)";
+  else if (!depth || *depth % 2 != 0 || *depth < 2)
+    whyNot = "the contraction dim is not static and even";
+  else if (auto columns = Halide::Internal::as_const_int(cols);
+           columns && *columns == 1)
+    // (Its row products keep their schedule: one dot product per row in
+    // vector lanes, fused into the epilogue of a product of the same lhs.)
+    whyNot = "one column (a matrix-vector product)";
+  return whyNot.empty();
 }
 
 LogicalResult KernelBuilder::lowerNormalize(Operation *operation) {

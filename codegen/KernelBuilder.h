@@ -262,6 +262,12 @@ private:
   const TensorFunc *storedBf16(Value value);
 
   // Used by one family: AlgorithmPrimitives.cpp.
+  /// Whether attn.matmul `op` reduces its `inner` dim in bf16 pairs: its
+  /// operands are both stored bf16, or it opts in (kAllowBf16Products), on
+  /// a target with pairs, with an even static `inner` and more than one
+  /// column; else false, with the reason in `whyNot`.
+  bool bf16ProductPairs(Operation *op, const Expr &inner, const Expr &cols,
+                        std::string &whyNot);
   /// Elementwise `combine(lhs, rhs)` with numpy broadcasting (attn.add,
   /// attn.mul, attn.div).
   LogicalResult

@@ -174,6 +174,19 @@ TiledProduct mlir::attn::codegen::scheduleTiledProduct(
   std::vector<Halide::VarOrRVar> order = {ax, k.x};
   if (k.dimensions() == 2)
     order.push_back(k.y);
+  // Static columns that are whole vectors: each vector product reduces a
+  // pair (vdpbf16ps), as in the register tiles.
+  if (k.dimensions() == 2 && colSplit.isStatic &&
+      *Halide::Internal::as_const_int(cols) % vector == 0) {
+    Var xv("xv");
+    acc.update()
+        .reorder(k.x, ax, k.y)
+        .atomic()
+        .vectorize(k.x)
+        .split(ax, ax, xv, vector)
+        .vectorize(xv);
+    return {task, std::nullopt};
+  }
   acc.update().reorder(order).vectorize(ax, vector, TailStrategy::GuardWithIf);
   return {task, std::nullopt};
 }

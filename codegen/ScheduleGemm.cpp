@@ -56,8 +56,10 @@ static Halide::Func rhsPanel(OpStages &op, const GemmParams &p,
                              const Halide::Expr &cols, const Halide::Expr &rows,
                              int vector) {
   auto staticCols = Halide::Internal::as_const_int(cols);
-  // Only the register-tiled schedule (static sizes) has column tiles.
-  if (!p.packRhs || !staticCols || !Halide::Internal::as_const_int(rows))
+  // Only the register-tiled schedule (static sizes) has column tiles; bf16
+  // pairs read a packed copy of the rhs already (schedulePairs).
+  if (!p.packRhs || !staticCols || !Halide::Internal::as_const_int(rows) ||
+      op.info.at("bf16Pairs"))
     return {};
   bool transposed = op.info.at("transposeRhs");
   // One column (a matrix-vector product) has no column loads to make
@@ -95,6 +97,22 @@ static Halide::Func rhsPanel(OpStages &op, const GemmParams &p,
   return panel;
 }
 
+/// A product in bf16 pairs (lowerMatmul) reads its operands packed as
+/// (pair of k, row or column, 2): each computed at `lhsAt` / `rhsAt`,
+/// interleaved by vectorizePairs. Returns the Funcs that read the operands
+/// themselves (the packed copies), for computeOperandPerTask.
+static std::pair<Halide::Func, Halide::Func>
+schedulePairs(OpStages &op, Halide::LoopLevel lhsAt, Halide::LoopLevel rhsAt,
+              int vector) {
+  Halide::Func lhsPairs = op.stages.at("lhsPairs");
+  Halide::Func rhsPairs = op.stages.at("rhsPairs");
+  lhsPairs.compute_at(lhsAt);
+  rhsPairs.compute_at(rhsAt);
+  vectorizePairs(lhsPairs, vector);
+  vectorizePairs(rhsPairs, vector);
+  return {lhsPairs, rhsPairs};
+}
+
 bool mlir::attn::codegen::canFuseIntoEpilogue(const OpStages &product,
                                               const ScheduleContext &ctx) {
   size_t rank = product.result.rank();
@@ -117,9 +135,15 @@ void mlir::attn::codegen::scheduleProductTiles(OpStages &product,
       vector, p.tileVectors, p.tileRows, p.blockRows, ctx, panel).task;
   Halide::LoopLevel at(out, task);
   Halide::Func acc = product.stages.at("acc");
+  // The lhs reader: acc, or in bf16 pairs the block's packed lhs (the
+  // packed rhs, read whole by every block, is computed once).
+  Halide::Func lhsReader = acc;
+  if (product.info.at("bf16Pairs"))
+    lhsReader =
+        schedulePairs(product, at, Halide::LoopLevel::root(), vector).first;
   auto rowProduct = ctx.rowProducts.find(out.name());
   if (rowProduct == ctx.rowProducts.end()) {
-    computeLhsPerTask(product, ctx, {acc}, at, vector);
+    computeLhsPerTask(product, ctx, {lhsReader}, at, vector);
     return;
   }
   // The block's values of a one-column product, each a dot product over k
@@ -138,10 +162,10 @@ void mlir::attn::codegen::scheduleProductTiles(OpStages &product,
   auto lhs = product.stages.find("lhs"), rowLhs = rowSums.stages.find("lhs");
   if (lhs != product.stages.end() && rowLhs != rowSums.stages.end() &&
       lhs->second.name() == rowLhs->second.name()) {
-    computeLhsPerTask(product, ctx, {acc, rowAcc}, at, vector);
+    computeLhsPerTask(product, ctx, {lhsReader, rowAcc}, at, vector);
     return;
   }
-  computeLhsPerTask(product, ctx, {acc}, at, vector);
+  computeLhsPerTask(product, ctx, {lhsReader}, at, vector);
   computeLhsPerTask(rowSums, ctx, {rowAcc}, at, vector);
 }
 
@@ -161,12 +185,22 @@ void mlir::attn::codegen::scheduleGemm(OpStages &op, ScheduleContext &ctx) {
   // of the reassociated forms: dk x dv over m positions) would run on one
   // thread; its positions are split into chunks reduced in parallel.
   auto staticRows = Halide::Internal::as_const_int(rows);
+  bool pairs = op.info.at("bf16Pairs");
   if (staticRows && *staticRows <= p.blockRows) {
+    // (bf16 pairs: the tiles stream the packed rhs, rows of columns.)
     ChunkedProduct chunked = scheduleChunkedProduct(
         op.stages.at("acc"), op.domains.at("acc"), cols, rows, vector, ctx,
-        op.stages.at("rhs"), !op.info.at("transposeRhs"));
+        op.stages.at(pairs ? "rhsPairs" : "rhs"),
+        pairs || !op.info.at("transposeRhs"));
     if (chunked.tiles.defined()) {
-      std::vector<Halide::Func> lhsReaders = {chunked.operandReader};
+      Halide::LoopLevel task(chunked.tiles, chunked.u);
+      // In bf16 pairs each task packs its chunk of both operands (in L2),
+      // and the packed copies are what read the operands.
+      Halide::Func lhsReader = chunked.operandReader,
+                   rhsReader = chunked.operandReader;
+      if (pairs)
+        std::tie(lhsReader, rhsReader) = schedulePairs(op, task, task, vector);
+      std::vector<Halide::Func> lhsReaders = {lhsReader};
       auto sum = ctx.columnSums.find(op.name);
       if (sum != ctx.columnSums.end()) {
         // The sums of the lhs over the same positions (linear attention's
@@ -184,15 +218,12 @@ void mlir::attn::codegen::scheduleGemm(OpStages &op, ScheduleContext &ctx) {
           ctx.fusedSums.insert(sumOp.name);
         }
       }
-      computeLhsPerTask(op, ctx, lhsReaders,
-                        Halide::LoopLevel(chunked.tiles, chunked.u), vector);
+      computeLhsPerTask(op, ctx, lhsReaders, task, vector);
       // Not when the rhs is the lhs (their reader is the same wrapper).
       auto lhs = op.stages.find("lhs");
       if (lhs == op.stages.end() ||
           lhs->second.name() != op.stages.at("rhs").name())
-        computeOperandPerTask(op, "rhs", ctx, {chunked.operandReader},
-                              Halide::LoopLevel(chunked.tiles, chunked.u),
-                              vector);
+        computeOperandPerTask(op, "rhs", ctx, {rhsReader}, task, vector);
       std::vector<Halide::Var> args = out.args();
       out.vectorize(args[0], vector, Halide::TailStrategy::GuardWithIf);
       return;

@@ -268,8 +268,14 @@ ChunkedProduct mlir::attn::codegen::scheduleChunkedProduct(
   SplitChoice colSplit = chooseSplit(cols, vector);
   SplitChoice rowSplit =
       chooseSplit(rows, std::max(1, ctx.params.chunkedProduct.tileRows));
-  auto positions = Halide::Internal::as_const_int(rj.x.extent());
+  // bf16 pairs (rj is (position in pair, pair)): chunks of chunk / 2 pairs.
+  bool pairs = rj.dimensions() == 2;
+  Halide::RVar stepOver = pairs ? rj.y : rj.x;
+  auto positions = Halide::Internal::as_const_int(stepOver.extent());
   int chunk = std::max(1, ctx.params.chunkedProduct.chunk);
+  if (pairs && chunk % 2 != 0)
+    return {};
+  chunk /= pairs ? 2 : 1;
   if (!colSplit.isStatic || !rowSplit.isStatic || !positions ||
       *positions < 2 * chunk)
     return {};
@@ -278,13 +284,13 @@ ChunkedProduct mlir::attn::codegen::scheduleChunkedProduct(
   Var e = args[0], d = args[1];
   Halide::RVar chunkOuter("chunk_outer"), chunkInner("chunk_inner");
   Var u(product.name() + "_chunk");
-  Func partial =
-      product.update()
-          .split(rj.x, chunkOuter, chunkInner, chunk, TailStrategy::GuardWithIf)
-          .rfactor(chunkOuter, u);
-  ChunkedProduct chunked =
-      tileChunkPartial(partial, chunkInner, u, chunk, rows, cols, vector, ctx,
-                       streamed, streamedByRows);
+  Func partial = product.update()
+                     .split(stepOver, chunkOuter, chunkInner, chunk,
+                            TailStrategy::GuardWithIf)
+                     .rfactor(chunkOuter, u);
+  ChunkedProduct chunked = tileChunkPartial(
+      partial, chunkInner, u, chunk, rows, cols, vector, ctx, streamed,
+      streamedByRows, pairs ? std::optional<Halide::RVar>(rj.x) : std::nullopt);
   // The merge of the chunks' partials, in parallel over rows (one thread
   // summing 256 partials of 8 KiB took 0.3 ms).
   product.update()

@@ -76,7 +76,11 @@ def Attn_DotProductAttentionOp : Attn_InferredShapeOp<"dot_product"> {
     (docs/precision.md); code generation uses it where the target has
     AVX512-BF16, m is static and even and the op has no `with_lse`, and
     `attn-compile --remark-schedule` says where and why not. The reference
-    runtime computes the unrounded weights.
+    runtime computes the unrounded weights. On the linear forms
+    (`--attn-reassociate`) the attribute goes to their `attn.matmul`s:
+    phi(Q), phi(K) and the context phi(K)^T V may be rounded, which adds at
+    most ((1 + u)^3 - 1) max |V| per output with phi > 0 (the
+    denominators phi(Q) phi(K)^T 1 are not rounded).
 
     ```mlir
     // Standard scaled dot-product attention.
@@ -240,6 +244,17 @@ def Attn_MatmulOp : Attn_InferredShapeOp<"matmul"> {
   let description = [{
     lhs (..., M, K) (`transpose_lhs`: (..., K, M)), rhs (..., K, N)
     (`transpose_rhs`: (..., N, K)) -> (..., M, N); leading dims broadcast.
+
+    Products of two stored bf16 operands are exact in f32, so on targets
+    with bf16 dot products (AVX512-BF16; `precision.bf16Pairs`) they reduce
+    K in pairs (`vdpbf16ps`) when K is static and even and N > 1. The
+    discardable unit attribute `attn.allow_bf16_products` lets the product
+    round computed (f32) operands to bf16 first, as PyTorch's bf16 matmuls
+    do: it adds at most ((1 + u)^2 - 1) sum_k |lhs| |rhs| per output,
+    u = 2^-8 (docs/precision.md). `--attn-reassociate` puts it on the
+    products of an `attn.dot_product` that has it. `attn-compile
+    --remark-schedule` says where it is used and why not. The reference
+    runtime computes the unrounded product.
 
     ```mlir
     %s = attn.matmul %q, %k transpose_rhs

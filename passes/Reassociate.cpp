@@ -17,6 +17,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/ScopeExit.h"
 
 #include <string>
 
@@ -34,6 +35,8 @@ namespace {
 /// efficient-attention approximation for this op.
 constexpr llvm::StringLiteral kAllowApproximationAttr =
     "attn.allow_approximation";
+constexpr llvm::StringLiteral kAllowBf16ProductsAttr =
+    "attn.allow_bf16_products";
 /// String attribute the pass puts on the op that yields an approximation.
 constexpr llvm::StringLiteral kApproximationAttr = "attn.approximation";
 constexpr llvm::StringLiteral kSoftmaxApproximation =
@@ -572,10 +575,32 @@ Value buildSoftmaxApproximation(OpBuilder &b, Location loc,
   return result;
 }
 
+/// Puts the op's opt-in to bf16 products (attn.allow_bf16_products) on the
+/// products the rewrite creates, then tells `next` (if any).
+struct CarryBf16Products : OpBuilder::Listener {
+  OpBuilder::Listener *next = nullptr;
+  void notifyOperationInserted(Operation *op,
+                               OpBuilder::InsertPoint previous) override {
+    if (isa<MatmulOp>(op))
+      op->setAttr(kAllowBf16ProductsAttr, UnitAttr::get(op->getContext()));
+    if (next)
+      next->notifyOperationInserted(op, previous);
+  }
+};
+
 /// The rewritten value, cast to the op's declared type when that is more (or
 /// less) static than the inferred one.
 Value buildRewrite(OpBuilder &b, DotProductAttentionOp op, const Plan &plan) {
   Location loc = op.getLoc();
+  // The opt-in permits rounding what the op computes before a product; the
+  // rewrite's products are where the op's own products went.
+  CarryBf16Products carry;
+  OpBuilder::Listener *previous = b.getListener();
+  if (op->hasAttr(kAllowBf16ProductsAttr)) {
+    carry.next = previous;
+    b.setListener(&carry);
+  }
+  llvm::scope_exit restore([&] { b.setListener(previous); });
   Value result = plan.softmaxApproximation
                      ? buildSoftmaxApproximation(b, loc, op, plan)
                  : plan.causal ? buildCausal(b, loc, op, plan)

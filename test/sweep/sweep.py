@@ -309,6 +309,18 @@ FAMILIES = {
     "efficient_bf16_weights": (efficient(
         "softmax", " {attn.allow_bf16_products}", dtype="bf16"),
         ATTENTION_DIMS, []),
+    # Linear attention with the opt-in: the reassociated products round
+    # phi(K), phi(Q) and the context and reduce in pairs where their
+    # contraction dim is even.
+    "linear_bf16_weights": (dot_product(
+        "sum over keys",
+        feature_map=" feature_map elu_plus_one {attn.allow_bf16_products}",
+        dtype="bf16"), ATTENTION_DIMS, []),
+    "linear_causal_bf16_weights": (dot_product(
+        "sum over keys",
+        feature_map=(" feature_map elu_plus_one causal"
+                     " {attn.allow_bf16_products}"),
+        dtype="bf16"), ATTENTION_DIMS, []),
     "softmax_grad": (gradient(dot_product("softmax over keys", " scale 0.125")),
                      ATTENTION_DIMS, []),
     "softmax_causal_grad": (gradient(dot_product("softmax over keys",

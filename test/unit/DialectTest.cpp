@@ -238,6 +238,33 @@ TEST_F(AttnDialectTest, DefaultCheckToleranceFollowsThePrecisionRules) {
   EXPECT_NEAR(
       defaultCheckTolerance(cast<func::FuncOp>(efficient->getBody()->front())),
       3.18e-2, 1e-4);
+  // Linear attention (no softmax) rounds phi(Q), phi(K) and its context.
+  OwningOpRef<ModuleOp> linear =
+      parse("func.func @f(%q: tensor<8x4xbf16>, %k: tensor<8x4xbf16>, "
+            "%v: tensor<8x4xbf16>) -> tensor<8x4xbf16> {\n"
+            "  %o = attn.dot_product %q, %k, %v norm [sum over keys] "
+            "feature_map elu_plus_one {attn.allow_bf16_products} : "
+            "tensor<8x4xbf16>, tensor<8x4xbf16>, tensor<8x4xbf16> -> "
+            "tensor<8x4xbf16>\n"
+            "  return %o : tensor<8x4xbf16>\n}\n");
+  ASSERT_TRUE(linear);
+  EXPECT_EQ(
+      defaultCheckTolerance(cast<func::FuncOp>(linear->getBody()->front())),
+      2 * (2 * u + 0x1p-12) + ((1 + u) * (1 + u) * (1 + u) - 1));
+  EXPECT_NEAR(
+      defaultCheckTolerance(cast<func::FuncOp>(linear->getBody()->front())),
+      2.79e-2, 1e-4);
+  // A product rounds its two operands.
+  OwningOpRef<ModuleOp> product =
+      parse("func.func @f(%a: tensor<8x4xf32>, %b: tensor<4x8xf32>) -> "
+            "tensor<8x8xf32> {\n"
+            "  %c = attn.matmul %a, %b {attn.allow_bf16_products} : "
+            "tensor<8x4xf32>, tensor<4x8xf32> -> tensor<8x8xf32>\n"
+            "  return %c : tensor<8x8xf32>\n}\n");
+  ASSERT_TRUE(product);
+  EXPECT_EQ(
+      defaultCheckTolerance(cast<func::FuncOp>(product->getBody()->front())),
+      2 * (2 * u + 0x1p-12) + ((1 + u) * (1 + u) - 1));
 }
 
 } // namespace

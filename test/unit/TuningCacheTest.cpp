@@ -297,7 +297,7 @@ std::vector<std::string> knobGroupsOf(StringRef ir, bool gpu = false) {
 
 TEST(TunerKnobGroups, FollowTheOpsAndElementTypes) {
   using Groups = std::vector<std::string>;
-  // The bf16 pairs knob (precision.bf16Pairs) only where a tensor is bf16.
+  // The bf16 pairs knob (precision.bf16Pairs) only where a tensor is bf16 ...
   constexpr const char *matmulF32 = R"mlir(
     func.func @f(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>) -> tensor<64x16xf32> {
       %c = attn.matmul %a, %b : tensor<64x32xf32>, tensor<32x16xf32> -> tensor<64x16xf32>
@@ -305,6 +305,14 @@ TEST(TunerKnobGroups, FollowTheOpsAndElementTypes) {
     })mlir";
   EXPECT_EQ(knobGroupsOf(matmulF32),
             (Groups{"chunkedProduct", "elementwise", "gemm"}));
+  // ... or where an op opts into rounding its f32 operands.
+  constexpr const char *matmulOptIn = R"mlir(
+    func.func @f(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>) -> tensor<64x16xf32> {
+      %c = attn.matmul %a, %b {attn.allow_bf16_products} : tensor<64x32xf32>, tensor<32x16xf32> -> tensor<64x16xf32>
+      return %c : tensor<64x16xf32>
+    })mlir";
+  EXPECT_EQ(knobGroupsOf(matmulOptIn),
+            (Groups{"chunkedProduct", "elementwise", "gemm", "precision"}));
   constexpr const char *efficientBf16 = R"mlir(
     func.func @f(%q: tensor<64x32xbf16>, %k: tensor<128x32xbf16>, %v: tensor<128x16xbf16>) -> tensor<64x16xf32> {
       %o = attn.efficient %q, %k, %v variant softmax

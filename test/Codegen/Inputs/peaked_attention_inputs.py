@@ -14,8 +14,13 @@ hold.
   efficient: Q and K uniform in [-8, 0) but for one 8 per row of Q (99.9%
              of its softmax over features) and one per feature of K (about
              92% of its softmax over 2048 positions).
+  linear:    for the elu + 1 feature map (phi(x) = exp(x) for x <= 0): Q
+             and K -16 (phi about 1e-7) but for one 8 per row of Q and one
+             per feature of K, at distinct positions (phi = 9): query i
+             attends to the one key whose 8 is at its feature, with all
+             but about 1e-4 of its weight (bf16-linear.test).
 
-usage: peaked_attention_inputs.py OUT softmax|efficient Q_SHAPE K_SHAPE
+usage: peaked_attention_inputs.py OUT softmax|efficient|linear Q_SHAPE K_SHAPE
        V_SHAPE [--scale S] [--causal]      (shapes like 2x4x96x64; K and V
        may have 1 where Q has heads, as broadcast)"""
 import argparse
@@ -24,7 +29,7 @@ import numpy as np
 
 parser = argparse.ArgumentParser()
 parser.add_argument("out")
-parser.add_argument("mode", choices=["softmax", "efficient"])
+parser.add_argument("mode", choices=["softmax", "efficient", "linear"])
 parser.add_argument("shapes", nargs=3)
 parser.add_argument("--scale", type=float, default=1.0)
 parser.add_argument("--causal", action="store_true")
@@ -44,6 +49,13 @@ if args.mode == "softmax":
             p = rng.integers(0, (min(i, m - 1) if args.causal else m - 1) + 1)
             key = keys[index][p]
             q[index][i] = score / (args.scale * key.dot(key)) * key
+elif args.mode == "linear":
+    q = np.full(qshape, -16.0)
+    k = np.full(kshape, -16.0)
+    for index in np.ndindex(*qshape[:-2]):
+        q[index][np.arange(n), rng.integers(0, qshape[-1], n)] = 8
+    for index in np.ndindex(*kshape[:-2]):
+        k[index][rng.permutation(m)[:kshape[-1]], np.arange(kshape[-1])] = 8
 else:
     q = rng.uniform(-8, 0, qshape)
     k = rng.uniform(-8, 0, kshape)
