@@ -36,7 +36,7 @@ constexpr double kDefaultCheckTolerance = 1e-4;
 /// rounded weights and context (3.18e-2), an attn.dot_product without
 /// softmax (the linear forms) (1 + u)^3 - 1 for phi(Q), phi(K) and the
 /// context (2.79e-2), attn.matmul (1 + u)^2 - 1 for its operands
-/// (2.40e-2).
+/// (2.39e-2).
 double defaultCheckTolerance(func::FuncOp func);
 
 /// Random inputs: uniform values in [low, high) from `seed` (attn-run
