@@ -112,6 +112,10 @@ FailureOr<KernelBuilder::SampleLevels> KernelBuilder::sampleLevels(
   levelTables(flatLevels, heights, widths, starts);
   requireEqual(value.shape[0], samples.shape[0], name + " batch dim");
   requireEqual(value.shape[2], samples.shape[2], name + " head dim");
+  // A dynamic levels dim must be the level list's length (past it, the
+  // select chains below would read the last level's sizes).
+  requireEqual(samples.shape[3], Expr(static_cast<int>(heights.size())),
+               name + " levels of locations");
   std::vector<Expr> computed = {samples.shape[0], samples.shape[1],
                                 samples.shape[2], samples.shape[3],
                                 samples.shape[4], value.shape[3]};
@@ -205,6 +209,10 @@ LogicalResult KernelBuilder::lowerDeformable(Operation *operation) {
   levelTables(op.getSpatialShapes(), heights, widths, starts);
   requireEqual(value.shape[0], loc.shape[0], name + " batch dim");
   requireEqual(value.shape[2], loc.shape[2], name + " head dim");
+  // A dynamic levels dim must be the level list's length (the sum runs over
+  // the list's levels).
+  requireEqual(loc.shape[3], Expr(static_cast<int>(heights.size())),
+               name + " levels of locations");
   for (size_t d = 0; d < 5; ++d)
     requireEqual(weights.shape[d], loc.shape[d],
                  name + " attention_weights dim " + std::to_string(d));
