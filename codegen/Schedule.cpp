@@ -171,9 +171,6 @@ TiledProduct mlir::attn::codegen::scheduleTiledProduct(
       .vectorize(x, vector, TailStrategy::GuardWithIf);
   Var task = parallelOuter(out, yo, 2);
   acc.compute_at(out, yi).vectorize(ax, vector, TailStrategy::GuardWithIf);
-  std::vector<Halide::VarOrRVar> order = {ax, k.x};
-  if (k.dimensions() == 2)
-    order.push_back(k.y);
   // Static columns that are whole vectors: each vector product reduces a
   // pair (vdpbf16ps), as in the register tiles.
   if (k.dimensions() == 2 && colSplit.isStatic &&
@@ -187,6 +184,9 @@ TiledProduct mlir::attn::codegen::scheduleTiledProduct(
         .vectorize(xv);
     return {task, std::nullopt};
   }
+  std::vector<Halide::VarOrRVar> order = {ax, k.x};
+  if (k.dimensions() == 2)
+    order.push_back(k.y);
   acc.update().reorder(order).vectorize(ax, vector, TailStrategy::GuardWithIf);
   return {task, std::nullopt};
 }

@@ -223,48 +223,44 @@ TEST_F(AttnDialectTest, DefaultCheckToleranceFollowsThePrecisionRules) {
             2 * (2 * u + 0x1p-12) + 2 * u);
   EXPECT_NEAR(tolerance("{attn.allow_bf16_products}", "bf16", "bf16"), 2.39e-2,
               1e-4);
+  // A function of one op: its tolerance, NaN if it does not parse.
+  auto toleranceOf = [&](const char *ir) {
+    OwningOpRef<ModuleOp> module = parse(ir);
+    EXPECT_TRUE(module) << ir;
+    if (!module)
+      return std::nan("");
+    return defaultCheckTolerance(
+        cast<func::FuncOp>(module->getBody()->front()));
+  };
   // attn.efficient rounds both softmaxes' weights and its context.
-  OwningOpRef<ModuleOp> efficient =
-      parse("func.func @f(%q: tensor<8x4xbf16>, %k: tensor<8x4xbf16>, "
-            "%v: tensor<8x4xbf16>) -> tensor<8x4xbf16> {\n"
-            "  %o = attn.efficient %q, %k, %v variant softmax "
-            "{attn.allow_bf16_products} : tensor<8x4xbf16>, tensor<8x4xbf16>, "
-            "tensor<8x4xbf16> -> tensor<8x4xbf16>\n"
-            "  return %o : tensor<8x4xbf16>\n}\n");
-  ASSERT_TRUE(efficient);
-  EXPECT_EQ(
-      defaultCheckTolerance(cast<func::FuncOp>(efficient->getBody()->front())),
-      2 * (2 * u + 0x1p-12) + (4 * u + 2 * u * u) / (1 - u));
-  EXPECT_NEAR(
-      defaultCheckTolerance(cast<func::FuncOp>(efficient->getBody()->front())),
-      3.18e-2, 1e-4);
+  double efficient =
+      toleranceOf("func.func @f(%q: tensor<8x4xbf16>, %k: tensor<8x4xbf16>, "
+                  "%v: tensor<8x4xbf16>) -> tensor<8x4xbf16> {\n"
+                  "  %o = attn.efficient %q, %k, %v variant softmax "
+                  "{attn.allow_bf16_products} : tensor<8x4xbf16>, "
+                  "tensor<8x4xbf16>, tensor<8x4xbf16> -> tensor<8x4xbf16>\n"
+                  "  return %o : tensor<8x4xbf16>\n}\n");
+  EXPECT_EQ(efficient, 2 * (2 * u + 0x1p-12) + (4 * u + 2 * u * u) / (1 - u));
+  EXPECT_NEAR(efficient, 3.18e-2, 1e-4);
   // Linear attention (no softmax) rounds phi(Q), phi(K) and its context.
-  OwningOpRef<ModuleOp> linear =
-      parse("func.func @f(%q: tensor<8x4xbf16>, %k: tensor<8x4xbf16>, "
-            "%v: tensor<8x4xbf16>) -> tensor<8x4xbf16> {\n"
-            "  %o = attn.dot_product %q, %k, %v norm [sum over keys] "
-            "feature_map elu_plus_one {attn.allow_bf16_products} : "
-            "tensor<8x4xbf16>, tensor<8x4xbf16>, tensor<8x4xbf16> -> "
-            "tensor<8x4xbf16>\n"
-            "  return %o : tensor<8x4xbf16>\n}\n");
-  ASSERT_TRUE(linear);
-  EXPECT_EQ(
-      defaultCheckTolerance(cast<func::FuncOp>(linear->getBody()->front())),
-      2 * (2 * u + 0x1p-12) + ((1 + u) * (1 + u) * (1 + u) - 1));
-  EXPECT_NEAR(
-      defaultCheckTolerance(cast<func::FuncOp>(linear->getBody()->front())),
-      2.79e-2, 1e-4);
+  double linear =
+      toleranceOf("func.func @f(%q: tensor<8x4xbf16>, %k: tensor<8x4xbf16>, "
+                  "%v: tensor<8x4xbf16>) -> tensor<8x4xbf16> {\n"
+                  "  %o = attn.dot_product %q, %k, %v norm [sum over keys] "
+                  "feature_map elu_plus_one {attn.allow_bf16_products} : "
+                  "tensor<8x4xbf16>, tensor<8x4xbf16>, tensor<8x4xbf16> -> "
+                  "tensor<8x4xbf16>\n"
+                  "  return %o : tensor<8x4xbf16>\n}\n");
+  EXPECT_EQ(linear, 2 * (2 * u + 0x1p-12) + ((1 + u) * (1 + u) * (1 + u) - 1));
+  EXPECT_NEAR(linear, 2.79e-2, 1e-4);
   // A product rounds its two operands.
-  OwningOpRef<ModuleOp> product =
-      parse("func.func @f(%a: tensor<8x4xf32>, %b: tensor<4x8xf32>) -> "
-            "tensor<8x8xf32> {\n"
-            "  %c = attn.matmul %a, %b {attn.allow_bf16_products} : "
-            "tensor<8x4xf32>, tensor<4x8xf32> -> tensor<8x8xf32>\n"
-            "  return %c : tensor<8x8xf32>\n}\n");
-  ASSERT_TRUE(product);
-  EXPECT_EQ(
-      defaultCheckTolerance(cast<func::FuncOp>(product->getBody()->front())),
-      2 * (2 * u + 0x1p-12) + ((1 + u) * (1 + u) - 1));
+  double product =
+      toleranceOf("func.func @f(%a: tensor<8x4xf32>, %b: tensor<4x8xf32>) -> "
+                  "tensor<8x8xf32> {\n"
+                  "  %c = attn.matmul %a, %b {attn.allow_bf16_products} : "
+                  "tensor<8x4xf32>, tensor<4x8xf32> -> tensor<8x8xf32>\n"
+                  "  return %c : tensor<8x8xf32>\n}\n");
+  EXPECT_EQ(product, 2 * (2 * u + 0x1p-12) + ((1 + u) * (1 + u) - 1));
 }
 
 } // namespace
