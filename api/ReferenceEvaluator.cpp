@@ -84,6 +84,11 @@ static rt::NormAxis toRuntime(NormAxis axis) {
   return axis == NormAxis::keys ? rt::NormAxis::Keys : rt::NormAxis::Queries;
 }
 
+static rt::EfficientVariant toRuntime(EfficientVariant variant) {
+  return variant == EfficientVariant::softmax ? rt::EfficientVariant::Softmax
+                                              : rt::EfficientVariant::Scaling;
+}
+
 static rt::FeatureMap toRuntime(FeatureMap map) {
   switch (map) {
   case FeatureMap::identity:
@@ -372,6 +377,14 @@ LogicalResult Interpreter::tensorStep(Operation *op) {
     return callResults(op, [&](MutableArrayRef<rt::Tensor> out) {
       return dotProduct(attention, out[0], &out[1]);
     });
+  if (auto efficient = dyn_cast<EfficientAttentionOp>(op);
+      efficient && efficient.getNormalizedContext())
+    return callResults(op, [&](MutableArrayRef<rt::Tensor> out) {
+      return rt::efficientAttention(
+          get(efficient.getQuery()), get(efficient.getKey()),
+          get(efficient.getValue()), toRuntime(efficient.getVariant()), out[0],
+          &out[1]);
+    });
   if (auto grad = dyn_cast<DeformableGradOp>(op))
     return callResults(op, [&](MutableArrayRef<rt::Tensor> out) {
       return rt::deformableGrad(
@@ -394,12 +407,10 @@ LogicalResult Interpreter::tensorStep(Operation *op) {
         });
       })
       .Case([&](EfficientAttentionOp op) {
-        auto variant = op.getVariant() == EfficientVariant::softmax
-                           ? rt::EfficientVariant::Softmax
-                           : rt::EfficientVariant::Scaling;
         return call(op, result, [&](rt::Tensor &out) {
           return rt::efficientAttention(get(op.getQuery()), get(op.getKey()),
-                                        get(op.getValue()), variant, out);
+                                        get(op.getValue()),
+                                        toRuntime(op.getVariant()), out);
         });
       })
       .Case([&](ExternalAttentionOp op) {

@@ -38,6 +38,7 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
   std::map<std::string, RDom> domains;
   RDom rj(0, m, name + "_rj"), rd(0, dk, name + "_rd");
   Func context(name + "_context"), acc(name + "_acc"), result(name);
+  Func contextNorm(name + "_context_norm");
   // The chunk tasks' register tiles need static positions and columns.
   auto keys = Halide::Internal::as_const_int(m);
   int64_t chunk = options.efficientChunk;
@@ -197,7 +198,6 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
                  call(kexp, batch.index({rj, d})) * batch.operand(v, {rj, e}));
       domains["kmax"] = rjk;
     }
-    Func contextNorm(name + "_context_norm");
     Expr normalized = call(context, batch.index({d, e})) /
                       softmaxDivisor(call(ksum, batch.index({d})));
     define(acc, batch.vars({i, e}), zero);
@@ -257,5 +257,19 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
               "(attn.allow_bf16_products): K^T V reduces positions and Q "
               "context features in pairs (vdpbf16ps)"
             : "attn.allow_bf16_products not used: " + bf16Unused;
+  // `with_context` (softmax, f32 or f64, no broadcast batch: the verifier):
+  // the normalized context the product read, copied out.
+  if (Value saved = op.getNormalizedContext()) {
+    Func contextOut(name + "_context_result");
+    define(contextOut, batch.vars({d, e}),
+           call(contextNorm, batch.index({d, e})));
+    std::vector<Expr> shape = batch.lead;
+    shape.push_back(dk);
+    shape.push_back(batch.dv);
+    values[saved] = {contextOut, shape, type};
+    algorithm.ops.push_back(
+        {Family::Elementwise, contextOut.name(), values[saved], {}, {}, {}});
+    algorithm.ops.back().loc = op.getLoc();
+  }
   return success();
 }

@@ -182,7 +182,6 @@ static bool areCompatibleTensorTypes(TypeRange lhs, TypeRange rhs) {
   bool OpTy::isCompatibleReturnTypes(TypeRange lhs, TypeRange rhs) {           \
     return areCompatibleTensorTypes(lhs, rhs);                                 \
   }
-ATTN_COMPATIBLE_RETURN_TYPES(EfficientAttentionOp)
 ATTN_COMPATIBLE_RETURN_TYPES(ExternalAttentionOp)
 ATTN_COMPATIBLE_RETURN_TYPES(DeformableAttentionOp)
 ATTN_COMPATIBLE_RETURN_TYPES(MatmulOp)
@@ -229,12 +228,6 @@ static std::optional<ArrayRef<int64_t>> optionalShapeOf(Value value) {
 #define ATTN_INFER_RETURN_TYPES(OpTy, ...)                                     \
   ATTN_INFER_RETURN_TYPES_TYPED_BY(OpTy, operands, __VA_ARGS__)
 
-ATTN_INFER_RETURN_TYPES(EfficientAttentionOp,
-                        inferAttentionShape(shapeOf(adaptor.getQuery()),
-                                            shapeOf(adaptor.getKey()),
-                                            shapeOf(adaptor.getValue()),
-                                            std::nullopt,
-                                            AttentionOperandNames(), emitError))
 ATTN_INFER_RETURN_TYPES(ExternalAttentionOp,
                         inferAttentionShape(shapeOf(adaptor.getInput()),
                                             shapeOf(adaptor.getMemoryKey()),
@@ -389,6 +382,64 @@ bool DotProductAttentionOp::isCompatibleReturnTypes(TypeRange lhs,
     return false;
   if (lhs.size() == 1)
     return true;
+  auto l = dyn_cast<RankedTensorType>(lhs[1]);
+  auto r = dyn_cast<RankedTensorType>(rhs[1]);
+  return l && r && l.getElementType() == r.getElementType() &&
+         areCompatibleShapes(l.getShape(), r.getShape());
+}
+
+/// attn.efficient: the result, then with `with_context` the normalized
+/// context (softmax variant; f32 or f64, the types a gradient saves it in).
+LogicalResult EfficientAttentionOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferred) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  ShapeErrorAt emitError{location};
+  if (failed(inferResult(
+          operands, emitError,
+          [&]() {
+            return inferAttentionShape(
+                shapeOf(adaptor.getQuery()), shapeOf(adaptor.getKey()),
+                shapeOf(adaptor.getValue()), std::nullopt,
+                AttentionOperandNames(), emitError);
+          },
+          inferred)))
+    return failure();
+  if (!adaptor.getWithContext())
+    return success();
+  if (adaptor.getVariant() != EfficientVariant::softmax) {
+    emitError() << "'with_context' needs the softmax variant (the scaling "
+                   "variant's context is K^T V / n, which a gradient "
+                   "recomputes in one product)";
+    return failure();
+  }
+  ArrayRef<int64_t> query = shapeOf(adaptor.getQuery());
+  for (Value operand : {adaptor.getKey(), adaptor.getValue()})
+    if (shapeOf(operand).drop_back(2) != query.drop_back(2)) {
+      emitError() << "'with_context' needs query, key and value with the same "
+                     "leading dims (one context per problem, no broadcast)";
+      return failure();
+    }
+  auto result = cast<RankedTensorType>(inferred.front());
+  Type element = result.getElementType();
+  if (!element.isF32() && !element.isF64()) {
+    emitError() << "'with_context' needs f32 or f64 operands, got " << element;
+    return failure();
+  }
+  inferred.push_back(RankedTensorType::get(
+      inferEfficientContextShape(result.getShape(), query.back()), element));
+  return success();
+}
+
+bool EfficientAttentionOp::isCompatibleReturnTypes(TypeRange lhs,
+                                                   TypeRange rhs) {
+  if (lhs.size() != rhs.size() || lhs.empty() || lhs.size() > 2 ||
+      !areCompatibleTensorTypes(lhs.take_front(), rhs.take_front()))
+    return false;
+  if (lhs.size() == 1)
+    return true;
+  // The context is not rounded to another type.
   auto l = dyn_cast<RankedTensorType>(lhs[1]);
   auto r = dyn_cast<RankedTensorType>(rhs[1]);
   return l && r && l.getElementType() == r.getElementType() &&

@@ -151,22 +151,38 @@ def Attn_EfficientAttentionOp : Attn_InferredShapeOp<"efficient"> {
     the positions run in chunks, and `attn-compile --remark-schedule` says
     where and why not. The reference runtime computes the unrounded values.
 
+    `with_context` (softmax variant, f32 or f64, query, key and value with
+    the same leading dims) adds a second result, the normalized context
+    softmax_positions(K)^T V, shape (..., dk, dv): what the gradient needs
+    besides the inputs
+    (`--attn-grad=save-statistics=1` saves it, docs/training.md), dk x dv
+    values against the n x dk weights an autograd tape keeps.
+
     ```mlir
     %e = attn.efficient %q, %k, %v variant softmax
         : tensor<4096x32xf32>, tensor<4096x32xf32>, tensor<4096x64xf32>
         -> tensor<4096x64xf32>
+    %e2, %c = attn.efficient %q, %k, %v variant softmax with_context
+        : tensor<4096x32xf32>, tensor<4096x32xf32>, tensor<4096x64xf32>
+        -> tensor<4096x64xf32>, tensor<32x64xf32>
     ```
   }];
   let arguments = (ins
     Attn_FloatTensor:$query,
     Attn_FloatTensor:$key,
     Attn_FloatTensor:$value,
-    Attn_EfficientVariant:$variant
+    Attn_EfficientVariant:$variant,
+    UnitAttr:$with_context
   );
-  let results = (outs Attn_FloatTensor:$result);
+  let results = (outs
+    Attn_FloatTensor:$result,
+    Optional<Attn_FloatTensor>:$normalized_context
+  );
   let assemblyFormat = [{
-    $query `,` $key `,` $value `variant` $variant attr-dict
+    $query `,` $key `,` $value `variant` $variant
+    (`with_context` $with_context^)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `->` type($result)
+    (`,` type($normalized_context)^)?
   }];
 }
 

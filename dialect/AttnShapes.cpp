@@ -410,6 +410,13 @@ Shape mlir::attn::inferRowStatisticsShape(ArrayRef<int64_t> result) {
   return Shape(result.begin(), result.end() - (result.empty() ? 0 : 1));
 }
 
+Shape mlir::attn::inferEfficientContextShape(ArrayRef<int64_t> result,
+                                             int64_t dk) {
+  Shape context(result.begin(), result.end());
+  context[context.size() - 2] = dk;
+  return context;
+}
+
 FailureOr<SmallVector<Shape, 3>> mlir::attn::inferAttentionGradShapes(
     ArrayRef<int64_t> query, ArrayRef<int64_t> key, ArrayRef<int64_t> value,
     ArrayRef<int64_t> cotangent, std::optional<ArrayRef<int64_t>> mask,

@@ -124,6 +124,10 @@ FailureOr<Shape> inferUnbroadcastShape(ArrayRef<int64_t> input,
 /// row, (..., n) (attn.dot_product's `with_lse` result).
 Shape inferRowStatisticsShape(ArrayRef<int64_t> result);
 
+/// The normalized context of attn.efficient (`with_context`), (..., dk,
+/// dv): the result (..., n, dv) with its rows replaced by the query's dk.
+Shape inferEfficientContextShape(ArrayRef<int64_t> result, int64_t dk);
+
 /// attn.attention_grad: the attention operands and optional mask as for
 /// inferAttentionShape, a cotangent of the attention's result shape and
 /// optional saved row statistics `lse` of its row-statistics shape, the

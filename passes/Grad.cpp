@@ -44,10 +44,17 @@ constexpr StringLiteral kSavedStatistics = "attn.saved_statistics";
 /// gradient stays linear in n). Scaling: Q (K^T V) / n, the count over the
 /// n rows of the result.
 struct LowerEfficient : OpRewritePattern<EfficientAttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
+  /// `keep`: the ops whose gradient takes the forward's saved context
+  /// (Differentiator::efficient), which stay whole.
+  LowerEfficient(MLIRContext *context,
+                 llvm::SmallPtrSet<Operation *, 4> keep = {})
+      : OpRewritePattern(context), keep(std::move(keep)) {}
 
   LogicalResult matchAndRewrite(EfficientAttentionOp op,
                                 PatternRewriter &b) const override {
+    if (keep.contains(op))
+      return b.notifyMatchFailure(
+          op, "its gradient takes the forward's saved context");
     if (std::string blocker = reducedPrecisionBlocker(op); !blocker.empty())
       return b.notifyMatchFailure(op, blocker);
     Location loc = op.getLoc();
@@ -70,11 +77,21 @@ struct LowerEfficient : OpRewritePattern<EfficientAttentionOp> {
       result = NormalizeOp::create(b, loc, NormKind::count, result, rank - 2,
                                    llvm::APFloat(0.0));
     }
-    if (result.getType() != op.getType())
-      result = tensor::CastOp::create(b, loc, op.getType(), result);
-    b.replaceOp(op, result);
+    auto castTo = [&](Value value, Type type) -> Value {
+      if (value.getType() == type)
+        return value;
+      return tensor::CastOp::create(b, loc, type, value);
+    };
+    SmallVector<Value> results = {castTo(result, op.getResult().getType())};
+    // `with_context`: the normalized context is the first product.
+    if (Value saved = op.getNormalizedContext())
+      results.push_back(castTo(context, saved.getType()));
+    b.replaceOp(op, results);
     return success();
   }
+
+private:
+  llvm::SmallPtrSet<Operation *, 4> keep;
 };
 
 /// Attention whose gradient --attn-grad writes as attention ops again
@@ -183,6 +200,10 @@ public:
       savedOutput[op] = output;
   }
 
+  /// The saved normalized context that the gradient of attn.efficient `op`
+  /// takes (save-statistics).
+  void saveContext(Operation *op, Value context) { savedContext[op] = context; }
+
   /// Emits the adjoint rule of `op` given its result's adjoint.
   LogicalResult differentiate(Operation *op);
 
@@ -212,6 +233,7 @@ private:
   void linearAttention(DotProductAttentionOp op, Value g);
   void softmaxAttention(DotProductAttentionOp op, Value g);
   void deformable(DeformableAttentionOp op, Value g);
+  void efficient(EfficientAttentionOp op, Value g, Value context);
   /// phi(x) of the op's feature map, and dx from dphi(x).
   Value mapped(DotProductAttentionOp op, Value x);
   Value throughMap(DotProductAttentionOp op, Value x, Value dPhi);
@@ -226,7 +248,7 @@ private:
   OpBuilder &b;
   const NoGradArgs &noGrad;
   llvm::DenseMap<Value, Value> adjoints;
-  llvm::DenseMap<Operation *, Value> savedLse, savedOutput;
+  llvm::DenseMap<Operation *, Value> savedLse, savedOutput, savedContext;
 };
 
 Value Differentiator::zerosLike(Location loc, Value like) {
@@ -393,6 +415,67 @@ void Differentiator::softmaxAttention(DotProductAttentionOp op, Value g) {
 /// value, location and weight gradients (design §7: the bilinear weights'
 /// derivatives times the corners' dots with dO, and the scatter of dO into
 /// the corners), with the operands' shapes.
+/// E = RQ C, RQ the softmax of each query over its dk features and C the
+/// forward's saved normalized context RK^T V, RK the softmax of each key
+/// feature over the m positions (save-statistics):
+///   dC = RQ^T dE (plus the context result's own adjoint, if f returns it),
+///   dQ from dRQ = dE C^T through the row softmax (normalize),
+///   dV = RK dC, dRK = V dC^T,
+///   dK = RK o (dRK - s), s_j = sum_n dRK[n,j] RK[n,j] = sum_e dC[j,e] C[j,e]:
+/// the trace form of the column softmax's backward (dk x dv values, not a
+/// pass over the positions; the canonicalizer finds it for a recomputed C,
+/// SumOfProductFromContraction), for static shapes. Four products, the
+/// forward's two transposed: none recomputes C.
+void Differentiator::efficient(EfficientAttentionOp op, Value g,
+                               Value context) {
+  Value contextAdjoint = op.getNormalizedContext()
+                             ? adjointOf(op.getNormalizedContext())
+                             : Value();
+  if (!g && !contextAdjoint)
+    return; // neither result reaches an output
+  Location loc = op.getLoc();
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  auto keyType = cast<RankedTensorType>(k.getType());
+  int64_t rank = keyType.getRank();
+  llvm::APFloat noEps(0.0);
+  Value dC;
+  if (g) {
+    auto rq =
+        NormalizeOp::create(b, loc, NormKind::softmax, q, rank - 1, noEps);
+    dC = MatmulOp::create(b, loc, rq, g, /*transposeLhs=*/true,
+                          /*transposeRhs=*/false);
+    normalize(rq, MatmulOp::create(b, loc, g, context, /*transposeLhs=*/false,
+                                   /*transposeRhs=*/true));
+  }
+  if (contextAdjoint)
+    dC = dC ? AddOp::create(b, loc, dC, contextAdjoint).getResult()
+            : contextAdjoint;
+  auto rk = NormalizeOp::create(b, loc, NormKind::softmax, k, rank - 2, noEps);
+  accumulate(v, MatmulOp::create(b, loc, rk, dC));
+  Value dRK = MatmulOp::create(b, loc, v, dC, /*transposeLhs=*/false,
+                               /*transposeRhs=*/true);
+  auto contextType = cast<RankedTensorType>(context.getType());
+  if (!keyType.hasStaticShape() || !contextType.hasStaticShape()) {
+    normalize(rk, dRK);
+    return;
+  }
+  // s as a row (..., 1, dk): the row sums (..., dk, 1) reshaped.
+  Value rowSums =
+      ReduceSumOp::create(b, loc, MulOp::create(b, loc, dC, context), rank - 1);
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t dim = 0; dim < rank - 2; ++dim)
+    groups.push_back({dim});
+  groups.push_back({rank - 2, rank - 1});
+  SmallVector<int64_t> rowShape(keyType.getShape().drop_back(2));
+  rowShape.append({1, keyType.getShape().back()});
+  Value flat = tensor::CollapseShapeOp::create(b, loc, rowSums, groups);
+  Value s = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(rowShape, keyType.getElementType()), flat,
+      groups);
+  accumulate(
+      k, MulOp::create(b, loc, rk, AddOp::create(b, loc, dRK, neg(loc, s))));
+}
+
 void Differentiator::deformable(DeformableAttentionOp op, Value g) {
   auto grad = DeformableGradOp::create(
       b, op.getLoc(), op.getValue(), op.getSamplingLocations(),
@@ -482,6 +565,14 @@ void Differentiator::pad(tensor::PadOp op, Value g) {
 }
 
 LogicalResult Differentiator::differentiate(Operation *op) {
+  if (auto efficientOp = dyn_cast<EfficientAttentionOp>(op)) {
+    Value context = savedContext.lookup(op);
+    if (!context)
+      return op->emitError("--attn-grad: this attention should have been "
+                           "lowered to primitives");
+    efficient(efficientOp, adjointOf(efficientOp.getResult()), context);
+    return success();
+  }
   if (auto attention = dyn_cast<DotProductAttentionOp>(op)) {
     if (Value lse = attention.getLse(); lse && adjointOf(lse))
       return op->emitError("--attn-grad does not differentiate the row "
@@ -640,15 +731,35 @@ bool isFloatTensor(Type type) {
   return tensor && isa<FloatType>(tensor.getElementType());
 }
 
-/// The attention ops of `f`'s body whose gradient is one
-/// attn.attention_grad, in order: those whose row statistics
-/// save-statistics saves.
-SmallVector<DotProductAttentionOp> fusedSoftmaxOps(func::FuncOp f,
-                                                   const NoGradArgs &noGrad) {
-  SmallVector<DotProductAttentionOp> ops;
-  for (auto op : f.getBody().front().getOps<DotProductAttentionOp>())
-    if (hasFusedSoftmaxGradient(op, noGrad))
-      ops.push_back(op);
+/// Whether save-statistics saves the normalized context of attn.efficient
+/// `op` (`with_context`, whose rule the verifier states: softmax, f32 or
+/// f64, no broadcast batch); others are lowered to primitives and
+/// recompute it.
+bool savesContext(EfficientAttentionOp op) {
+  auto shape = [](Value value) {
+    return cast<RankedTensorType>(value.getType()).getShape().drop_back(2);
+  };
+  Type element = op.getResult().getType().getElementType();
+  return op.getVariant() == EfficientVariant::softmax &&
+         (element.isF32() || element.isF64()) &&
+         shape(op.getKey()) == shape(op.getQuery()) &&
+         shape(op.getValue()) == shape(op.getQuery());
+}
+
+/// The ops of `f`'s body whose gradient takes what the forward saves
+/// (save-statistics), in order: attention ops whose gradient is one
+/// attn.attention_grad (their row log-sum-exp, and output) and
+/// attn.efficient ops (their normalized context).
+SmallVector<Operation *> opsWithSavedValues(func::FuncOp f,
+                                            const NoGradArgs &noGrad) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : f.getBody().front()) {
+    auto attention = dyn_cast<DotProductAttentionOp>(op);
+    auto efficient = dyn_cast<EfficientAttentionOp>(op);
+    if ((attention && hasFusedSoftmaxGradient(attention, noGrad)) ||
+        (efficient && savesContext(efficient)))
+      ops.push_back(&op);
+  }
   return ops;
 }
 
@@ -674,6 +785,21 @@ DotProductAttentionOp withLse(DotProductAttentionOp op) {
   attrs.push_back(b.getNamedAttr(op.getWithLseAttrName(), b.getUnitAttr()));
   auto saving = DotProductAttentionOp::create(
       b, op.getLoc(), {resultType, lseType}, op->getOperands(), attrs);
+  op.getResult().replaceAllUsesWith(saving.getResult());
+  op.erase();
+  return saving;
+}
+
+/// `op` with the `with_context` result (the op itself if it has it), its
+/// other result's uses moved to the new op.
+EfficientAttentionOp withContext(EfficientAttentionOp op) {
+  if (op.getNormalizedContext())
+    return op;
+  OpBuilder b(op);
+  SmallVector<NamedAttribute> attrs(op->getAttrs());
+  attrs.push_back(b.getNamedAttr(op.getWithContextAttrName(), b.getUnitAttr()));
+  auto saving =
+      EfficientAttentionOp::create(b, op.getLoc(), op->getOperands(), attrs);
   op.getResult().replaceAllUsesWith(saving.getResult());
   op.erase();
   return saving;
@@ -728,19 +854,27 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
   grad->setAttr(kGradientOf, FlatSymbolRefAttr::get(f.getSymNameAttr()));
   symbols.insert(grad, std::next(Block::iterator(f)));
 
-  // save-statistics: the clone's fused softmax ops, paired in order with
-  // f's (the clone is f's copy, so both lists match), take the saved
-  // log-sum-exp; f returns it.
-  SmallVector<DotProductAttentionOp> savingOps, cloneOps;
+  // save-statistics: the clone's ops that take saved values, paired in
+  // order with f's (the clone is f's copy, so both lists match), take the
+  // log-sum-exp (and output) or the normalized context; f returns them.
+  SmallVector<Operation *> savingOps, cloneOps;
+  llvm::SmallPtrSet<Operation *, 4> keptEfficient;
   if (saveStatistics) {
-    savingOps = fusedSoftmaxOps(f, noGrad);
-    cloneOps = fusedSoftmaxOps(grad, noGrad);
-    for (DotProductAttentionOp &op : savingOps)
-      op = withLse(op);
+    savingOps = opsWithSavedValues(f, noGrad);
+    cloneOps = opsWithSavedValues(grad, noGrad);
+    for (Operation *&op : savingOps) {
+      if (auto attention = dyn_cast<DotProductAttentionOp>(op))
+        op = withLse(attention);
+      else
+        op = withContext(cast<EfficientAttentionOp>(op));
+    }
+    for (Operation *op : cloneOps)
+      if (isa<EfficientAttentionOp>(op))
+        keptEfficient.insert(op);
   }
   for (auto op : llvm::make_early_inc_range(
            grad.getBody().getOps<DotProductAttentionOp>()))
-    if (!llvm::is_contained(cloneOps, op))
+    if (!llvm::is_contained(cloneOps, op.getOperation()))
       dropUnusedLse(op);
 
   // bf16 and f16 ops compute in f32 (the adjoints too); the arith.extf and
@@ -759,7 +893,7 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
       });
   populateLowerDeformablePatterns(patterns, /*bilinearGather=*/true,
                                   /*deformable=*/primitiveDeformable);
-  patterns.add<LowerEfficient>(context);
+  patterns.add<LowerEfficient>(context, keptEfficient);
   walkAndApplyPatterns(grad, std::move(patterns));
 
   Block &body = grad.getBody().front();
@@ -776,7 +910,16 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
   // per op its lse, then its output if it is saved too.
   // Each is marked with its kind, "lse" or "output" (tools name them so).
   SmallVector<std::pair<Value, StringRef>> forwardSaved;
-  for (auto [saving, op] : llvm::zip_equal(savingOps, cloneOps)) {
+  for (auto [savingOp, op] : llvm::zip_equal(savingOps, cloneOps)) {
+    if (auto efficient = dyn_cast<EfficientAttentionOp>(savingOp)) {
+      Value saved = efficient.getNormalizedContext();
+      Value contextArg = body.addArgument(saved.getType(), f.getLoc());
+      inputs.push_back(saved.getType());
+      forwardSaved.push_back({saved, "context"});
+      differentiator.saveContext(op, contextArg);
+      continue;
+    }
+    auto saving = cast<DotProductAttentionOp>(savingOp);
     Type lseType = saving.getLse().getType();
     Value lse = body.addArgument(lseType, f.getLoc());
     inputs.push_back(lseType);

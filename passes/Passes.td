@@ -237,7 +237,13 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
     op comes its output O, which its `attn.attention_grad` takes as
     `output` (D = rowsum(dO O), and the one-pass backward). The extra
     results of @f and arguments of @f_grad carry the attribute
-    `attn.saved_statistics = "lse"` or `"output"`.
+    `attn.saved_statistics = "lse"` or `"output"`. Each `attn.efficient`
+    of the softmax variant on f32 or f64 operands with the same leading
+    dims gets `with_context` instead, and @f returns its normalized
+    context softmax_positions(K)^T V (dk x dv per problem, `"context"`):
+    @f_grad multiplies with it rather than recomputing it, four products
+    instead of five. The saved values come in the order of their ops in
+    @f's body.
   }];
   let options = [
     ListOption<"funcs", "funcs", "std::string",
@@ -249,7 +255,8 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
            "only) instead of one attn.deformable_grad">,
     Option<"saveStatistics", "save-statistics", "bool", /*default=*/"false",
            "Make @f also return the row log-sum-exp of each softmax "
-           "attention that @f_grad differentiates with attn.attention_grad, "
+           "attention that @f_grad differentiates with attn.attention_grad "
+           "(and the normalized context of each softmax attn.efficient), "
            "and @f_grad take them (after the cotangents) instead of "
            "recomputing them">
   ];

@@ -1278,7 +1278,7 @@ Status attentionGrad(const Tensor &query, const Tensor &key,
 
 Status efficientAttention(const Tensor &query, const Tensor &key,
                           const Tensor &value, EfficientVariant variant,
-                          Tensor &out) {
+                          Tensor &out, Tensor *contextOut) {
   const char *op = "efficientAttention";
   Broadcast bc;
   if (Status s = checkQKV(op, "query", query, "key", key, "value", value, bc);
@@ -1292,10 +1292,18 @@ Status efficientAttention(const Tensor &query, const Tensor &key,
   std::vector<int64_t> shape = bc.shape;
   shape.push_back(n);
   shape.push_back(dv);
-  Tensor result;
+  Tensor result, contexts;
   if (Status s = allocate(op, shape, result); !s)
     return s;
-  if (!result.data.empty()) {
+  if (contextOut) {
+    std::vector<int64_t> contextShape = bc.shape;
+    contextShape.push_back(dk);
+    contextShape.push_back(dv);
+    if (Status s = allocate(op, contextShape, contexts); !s)
+      return s;
+  }
+  // (With no queries there is still a context to return.)
+  if (!result.data.empty() || !contexts.data.empty()) {
     int64_t contextCount;
     if (!checkedMul(dk, dv, contextCount))
       return fail(op, "the context matrix " + std::to_string(dk) + "x" +
@@ -1309,7 +1317,9 @@ Status efficientAttention(const Tensor &query, const Tensor &key,
       return fail(op, "cannot allocate the temporaries");
     }
     const double invSqrtN = 1.0 / std::sqrt(static_cast<double>(n));
-    int64_t batches = result.numElements() / (n * dv);
+    int64_t batches = 1;
+    for (int64_t size : bc.shape)
+      batches *= size;
     for (int64_t b = 0; b < batches; ++b) {
       const double *q = query.data.data() + bc.index(0, b) * n * dk;
       const double *k = key.data.data() + bc.index(1, b) * m * dk;
@@ -1333,9 +1343,14 @@ Status efficientAttention(const Tensor &query, const Tensor &key,
                context.data());
       multiply(rhoQ.data(), false, context.data(), false, n, dk, dv,
                result.data.data() + b * n * dv);
+      if (contextOut)
+        std::copy(context.begin(), context.end(),
+                  contexts.data.data() + b * dk * dv);
     }
   }
   out = std::move(result);
+  if (contextOut)
+    *contextOut = std::move(contexts);
   return Status::ok();
 }
 

@@ -221,10 +221,12 @@ Status attentionGrad(const Tensor &query, const Tensor &key,
                      const Tensor *output = nullptr);
 
 /// Efficient attention (Shen et al.). query (..., n, dk), key (..., m, dk),
-/// value (..., m, dv) -> (..., n, dv). Leading dims broadcast.
+/// value (..., m, dv) -> (..., n, dv). Leading dims broadcast. With
+/// `context`, also the normalized context rho_k(K)^T V per problem,
+/// (..., dk, dv) with the result's leading dims.
 Status efficientAttention(const Tensor &query, const Tensor &key,
                           const Tensor &value, EfficientVariant variant,
-                          Tensor &out);
+                          Tensor &out, Tensor *context = nullptr);
 
 /// External attention (EANet): A = X Mk^T (n x S); A <- softmax over the n
 /// positions (per slot); A <- A / (eps + sum over slots) (per position);

@@ -1103,6 +1103,46 @@ func.func @scatter_pixels_result(%dy: tensor<1x10x4x1x4x8xf32>, %p: tensor<1x10x
 
 // -----
 
+// with_context: the scaling variant has no normalized context to save.
+func.func @with_context_scaling(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>) {
+  // expected-error @+2 {{'attn.efficient' op failed to infer returned types}}
+  // expected-error @+1 {{'with_context' needs the softmax variant}}
+  %o, %c = attn.efficient %q, %k, %v variant scaling with_context : tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32> -> tensor<16x4xf32>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+// with_context: one context per problem, so no broadcast batch.
+func.func @with_context_broadcast(%q: tensor<2x16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>) {
+  // expected-error @+2 {{'attn.efficient' op failed to infer returned types}}
+  // expected-error @+1 {{'with_context' needs query, key and value with the same leading dims}}
+  %o, %c = attn.efficient %q, %k, %v variant softmax with_context : tensor<2x16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32> -> tensor<2x16x4xf32>, tensor<2x8x4xf32>
+  return
+}
+
+// -----
+
+// with_context: f32 or f64 (a bf16 context would be rounded).
+func.func @with_context_bf16(%q: tensor<16x8xbf16>, %k: tensor<24x8xbf16>, %v: tensor<24x4xbf16>) {
+  // expected-error @+2 {{'attn.efficient' op failed to infer returned types}}
+  // expected-error @+1 {{'with_context' needs f32 or f64 operands, got 'bf16'}}
+  %o, %c = attn.efficient %q, %k, %v variant softmax with_context : tensor<16x8xbf16>, tensor<24x8xbf16>, tensor<24x4xbf16> -> tensor<16x4xbf16>, tensor<8x4xbf16>
+  return
+}
+
+// -----
+
+// with_context: the context is (..., dk, dv), in the operands' type.
+func.func @with_context_shape(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>) {
+  // expected-error @+2 {{'attn.efficient' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.efficient' op inferred type(s) 'tensor<16x4xf32>', 'tensor<8x4xf32>' are incompatible with return type(s) of operation 'tensor<16x4xf32>', 'tensor<4x8xf32>'}}
+  %o, %c = attn.efficient %q, %k, %v variant softmax with_context : tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32> -> tensor<16x4xf32>, tensor<4x8xf32>
+  return
+}
+
+// -----
+
 // with_lse: the log-sum-exp is the statistic of one softmax over keys.
 func.func @with_lse_not_softmax_keys(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>) {
   // expected-error @+2 {{'attn.dot_product' op failed to infer returned types}}

@@ -194,6 +194,19 @@ func.func @efficient_broadcast_dynamic_f64(%q: tensor<2x4x256x32xf32>, %k: tenso
 
 // -----
 
+// with_context: the normalized context, (..., dk, dv), dynamic dims kept.
+// CHECK-LABEL: func.func @efficient_with_context
+// CHECK: attn.efficient %{{.+}} variant softmax with_context : tensor<2x3x40x8xf32>, tensor<2x3x56x8xf32>, tensor<2x3x56x12xf32> -> tensor<2x3x40x12xf32>, tensor<2x3x8x12xf32>
+// CHECK: attn.efficient %{{.+}} variant softmax with_context : tensor<?x8xf64>, tensor<?x8xf64>, tensor<?x?xf64> -> tensor<?x?xf64>, tensor<8x?xf64>
+func.func @efficient_with_context(%q: tensor<2x3x40x8xf32>, %k: tensor<2x3x56x8xf32>, %v: tensor<2x3x56x12xf32>,
+                                  %qd: tensor<?x8xf64>, %vd: tensor<?x?xf64>) {
+  %0, %c0 = attn.efficient %q, %k, %v variant softmax with_context : tensor<2x3x40x8xf32>, tensor<2x3x56x8xf32>, tensor<2x3x56x12xf32> -> tensor<2x3x40x12xf32>, tensor<2x3x8x12xf32>
+  %1, %c1 = attn.efficient %qd, %qd, %vd variant softmax with_context : tensor<?x8xf64>, tensor<?x8xf64>, tensor<?x?xf64> -> tensor<?x?xf64>, tensor<8x?xf64>
+  return
+}
+
+// -----
+
 // External attention: the default eps (1e-9) is elided, another one prints;
 // batched input against shared rank-2 memories; dynamic positions.
 // CHECK-LABEL: func.func @external

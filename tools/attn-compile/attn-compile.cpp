@@ -164,7 +164,8 @@ static cl::opt<bool> gradSaveStatistics(
     "grad-save-statistics",
     cl::desc("With --grad: --attn-grad=save-statistics=1. f also returns "
              "(after its results) the row log-sum-exp of each softmax "
-             "attention whose gradient is attn.attention_grad, and f_grad "
+             "attention whose gradient is attn.attention_grad and the "
+             "normalized context of each softmax attn.efficient, and f_grad "
              "takes them after the cotangents instead of recomputing them "
              "(docs/training.md)"),
     cl::cat(compileCategory));

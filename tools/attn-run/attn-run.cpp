@@ -177,12 +177,13 @@ static cl::opt<bool> gradSaveStatistics(
     "grad-save-statistics",
     cl::desc("With --grad: differentiate with --attn-grad=save-statistics=1, "
              "so @f also returns the row log-sum-exp of its softmax "
-             "attention (and, for f32 and f64, its output) and @f_grad takes "
-             "them after the cotangents instead of recomputing them. attn-run "
-             "runs @f first for them: the kernel of @f for the gradient "
-             "kernel, the reference @f for the reference gradient "
+             "attention (and, for f32 and f64, its output) and the "
+             "normalized context of its softmax attn.efficient, and @f_grad "
+             "takes them after the cotangents instead of recomputing them. "
+             "attn-run runs @f first for them: the kernel of @f for the "
+             "gradient kernel, the reference @f for the reference gradient "
              "(--reference, --check); --save-inputs writes them as "
-             "DIR/lse<i>.npy and DIR/output<i>.npy"),
+             "DIR/lse<i>.npy, DIR/output<i>.npy and DIR/context<i>.npy"),
     cl::cat(runCategory));
 static cl::list<std::string> cotangentFiles(
     "cotangent",
