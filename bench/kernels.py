@@ -56,8 +56,8 @@ counts follow the same rules, applied to that function:
                 MACs, 2.5x the forward's at dk = dv (FlashAttention-2's
                 count: 5 products against the forward's 2; its
                 D = rowsum(dO * O) is rowsum(P * dP), elementwise);
-    efficient   the context recomputed (m dk dv) plus 2 (n + m) dk dv:
-                2.5x the forward's at n = m;
+    efficient   2 (n + m) dk dv: 2x the forward's, the context being
+                saved by the forward (--grad-save-statistics);
     linear      as efficient with dv + 1 columns ([V 1]): 2.5x at n = m;
     external    X Mk^T recomputed plus 2 products per forward product:
                 5 n S d MACs, 2.5x;
@@ -146,7 +146,9 @@ class Kernel:
     forward: str = ""
     # A gradient row that takes the forward's saved statistics (attn-run
     # --grad-save-statistics: softmax's row log-sum-exp and output, which
-    # SDPA's backward gets from its forward too).
+    # SDPA's backward gets from its forward too; efficient attention's
+    # normalized context, dk x dv, where autograd keeps both softmaxes'
+    # weights and the context).
     saved_statistics: bool = False
     # The element type of every tensor of the spec (ELEMENT_BYTES). A bf16
     # row (bf16_row()) names the row computing the same in f32, whose attn
@@ -419,10 +421,12 @@ def gradient(kernel):
       attn's row takes the forward's saved lse and O, as SDPA's backward
       takes what its forward saved (--grad-save-statistics; the one-pass
       backward, docs/training.md): the same 5 products, S recomputed.
-    - efficient: C = softmax_n(K)^T V recomputed (m dk dv); E = R_Q C gives
-      dR_Q = dE C^T and dC = R_Q^T dE (n dk dv each), C gives
-      dR_K = V dC^T and dV = R_K dC (m dk dv each): (3 m + 2 n) dk dv MACs,
-      2.5x the forward's at n = m.
+    - efficient: E = R_Q C gives dR_Q = dE C^T and dC = R_Q^T dE (n dk dv
+      each), C = R_K^T V gives dR_K = V dC^T and dV = R_K dC (m dk dv
+      each): (2 m + 2 n) dk dv MACs, 2x the forward's. attn's row takes
+      the context C the forward saved (--grad-save-statistics), as the
+      peers' backward takes what their forward kept; recomputing it
+      (without the option) adds m dk dv.
     - linear: as efficient with the context C' = phi(K)^T [V 1] of dv + 1
       columns: (3 m + 2 n) dk (dv + 1) MACs. Exactly, the ones column of
       [V 1] needs no gradient (m dk fewer) and the normalizer
@@ -446,7 +450,7 @@ def gradient(kernel):
         macs = (p["problems"] * visible_scores(p["n"], p["m"], p["causal"])
                 * (3 * p["dk"] + 2 * p["dv"]))
     elif kernel.family == "efficient":
-        macs = (3 * p["m"] + 2 * p["n"]) * p["dk"] * p["dv"]
+        macs = (2 * p["m"] + 2 * p["n"]) * p["dk"] * p["dv"]
     elif kernel.family == "linear":
         macs = (3 * p["m"] + 2 * p["n"]) * p["dk"] * (p["dv"] + 1)
     elif kernel.family == "external":
@@ -460,7 +464,7 @@ def gradient(kernel):
     return replace(
         kernel, name=f"{kernel.name}_grad", group="backward", grad=True,
         forward=kernel.name, flops=2 * macs,
-        saved_statistics=kernel.family == "softmax",
+        saved_statistics=kernel.family in ("softmax", "efficient"),
         compulsory_bytes=F32_BYTES * (2 * arguments + _elements(kernel.output)))
 
 

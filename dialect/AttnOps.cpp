@@ -340,6 +340,22 @@ bool mlir::attn::isSoftmaxOverKeys(ArrayAttr norm) {
          steps[0].getAxis() == NormAxis::keys;
 }
 
+/// The result of an attention op with a saved second result: the operands
+/// share an element type, and the shape is inferAttentionShape's.
+static LogicalResult inferAttentionResult(ValueRange operands, Value query,
+                                          Value key, Value value, Value mask,
+                                          const ShapeErrorAt &emitError,
+                                          SmallVectorImpl<Type> &inferred) {
+  return inferResult(
+      operands, emitError,
+      [&]() {
+        return inferAttentionShape(shapeOf(query), shapeOf(key),
+                                   shapeOf(value), optionalShapeOf(mask),
+                                   AttentionOperandNames(), emitError);
+      },
+      inferred);
+}
+
 /// attn.dot_product: the result, then with `with_lse` the row log-sum-exp
 /// (the result's shape without its last dim, in the accumulator's type).
 LogicalResult DotProductAttentionOp::inferReturnTypes(
@@ -348,15 +364,9 @@ LogicalResult DotProductAttentionOp::inferReturnTypes(
     SmallVectorImpl<Type> &inferred) {
   Adaptor adaptor(operands, attributes, properties, regions);
   ShapeErrorAt emitError{location};
-  if (failed(inferResult(
-          operands, emitError,
-          [&]() {
-            return inferAttentionShape(
-                shapeOf(adaptor.getQuery()), shapeOf(adaptor.getKey()),
-                shapeOf(adaptor.getValue()), optionalShapeOf(adaptor.getMask()),
-                AttentionOperandNames(), emitError);
-          },
-          inferred)))
+  if (failed(inferAttentionResult(operands, adaptor.getQuery(),
+                                  adaptor.getKey(), adaptor.getValue(),
+                                  adaptor.getMask(), emitError, inferred)))
     return failure();
   if (!adaptor.getWithLse())
     return success();
@@ -373,10 +383,11 @@ LogicalResult DotProductAttentionOp::inferReturnTypes(
   return success();
 }
 
-/// The result as for the other attention ops; the log-sum-exp has exactly
-/// the accumulator's element type (it is not rounded to a storage type).
-bool DotProductAttentionOp::isCompatibleReturnTypes(TypeRange lhs,
-                                                    TypeRange rhs) {
+/// An attention result as for the other attention ops, then optionally a
+/// saved value (attn.dot_product's log-sum-exp, attn.efficient's context)
+/// of exactly the inferred element type: it is not rounded to a storage
+/// type.
+static bool areCompatibleWithSavedResult(TypeRange lhs, TypeRange rhs) {
   if (lhs.size() != rhs.size() || lhs.empty() || lhs.size() > 2 ||
       !areCompatibleTensorTypes(lhs.take_front(), rhs.take_front()))
     return false;
@@ -388,6 +399,11 @@ bool DotProductAttentionOp::isCompatibleReturnTypes(TypeRange lhs,
          areCompatibleShapes(l.getShape(), r.getShape());
 }
 
+bool DotProductAttentionOp::isCompatibleReturnTypes(TypeRange lhs,
+                                                    TypeRange rhs) {
+  return areCompatibleWithSavedResult(lhs, rhs);
+}
+
 /// attn.efficient: the result, then with `with_context` the normalized
 /// context (softmax variant; f32 or f64, the types a gradient saves it in).
 LogicalResult EfficientAttentionOp::inferReturnTypes(
@@ -396,15 +412,9 @@ LogicalResult EfficientAttentionOp::inferReturnTypes(
     SmallVectorImpl<Type> &inferred) {
   Adaptor adaptor(operands, attributes, properties, regions);
   ShapeErrorAt emitError{location};
-  if (failed(inferResult(
-          operands, emitError,
-          [&]() {
-            return inferAttentionShape(
-                shapeOf(adaptor.getQuery()), shapeOf(adaptor.getKey()),
-                shapeOf(adaptor.getValue()), std::nullopt,
-                AttentionOperandNames(), emitError);
-          },
-          inferred)))
+  if (failed(inferAttentionResult(operands, adaptor.getQuery(),
+                                  adaptor.getKey(), adaptor.getValue(),
+                                  /*mask=*/nullptr, emitError, inferred)))
     return failure();
   if (!adaptor.getWithContext())
     return success();
@@ -434,16 +444,7 @@ LogicalResult EfficientAttentionOp::inferReturnTypes(
 
 bool EfficientAttentionOp::isCompatibleReturnTypes(TypeRange lhs,
                                                    TypeRange rhs) {
-  if (lhs.size() != rhs.size() || lhs.empty() || lhs.size() > 2 ||
-      !areCompatibleTensorTypes(lhs.take_front(), rhs.take_front()))
-    return false;
-  if (lhs.size() == 1)
-    return true;
-  // The context is not rounded to another type.
-  auto l = dyn_cast<RankedTensorType>(lhs[1]);
-  auto r = dyn_cast<RankedTensorType>(rhs[1]);
-  return l && r && l.getElementType() == r.getElementType() &&
-         areCompatibleShapes(l.getShape(), r.getShape());
+  return areCompatibleWithSavedResult(lhs, rhs);
 }
 
 /// attn.attention_grad has three results, one per attention operand.

@@ -124,8 +124,9 @@ def compile(spec, func="", *, target="host", aot=False, grad=False,
     save_statistics: as --attn-grad=save-statistics=1 (docs/training.md,
         "Saved statistics"): @func also returns the row log-sum-exp of each
         softmax attention whose gradient is fused and, for f32 and f64, its
-        output, after its own results (Kernel.saved_statistics counts
-        them), and with grad=True
+        output, and the normalized context of each softmax attn.efficient,
+        after its own results (Kernel.saved_statistics counts them), and
+        with grad=True
         @func_grad takes them after the cotangents.
     pipeline / default_pipeline: as attn-run's --pass-pipeline and
         --no-default-pipeline.
@@ -164,8 +165,9 @@ def torch_op(spec, func="", **options):
     so it runs inside torch.compile'd models, and with autograd through the
     gradient kernel @func_grad, compiled at the first backward. Returns the
     op; call it with torch tensors. `options` are compile()'s; with
-    save_statistics=True the forward saves its softmax row log-sum-exp for
-    the backward instead of the backward recomputing it, and the op
+    save_statistics=True the forward saves its softmax row log-sum-exp (and
+    efficient attention's context) for the backward instead of the backward
+    recomputing it, and the op
     returned is a function over the custom op that returns f's own
     results only."""
     from ._torch import register

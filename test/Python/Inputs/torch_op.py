@@ -87,3 +87,35 @@ for name, g, e in zip("qkv", torch.autograd.grad(out, args, cotangent),
     assert torch.allclose(g, e, rtol=0, atol=1e-12), name
 assert torch.autograd.gradcheck(saving, args)
 print("save_statistics: ok")
+
+# save_statistics with efficient attention: the forward also returns the
+# normalized context softmax_positions(K)^T V, which the gradient kernel
+# multiplies with instead of recomputing it.
+EFFICIENT = """
+func.func @efficient(%q: tensor<2x48x16xf64>, %k: tensor<2x40x16xf64>, %v: tensor<2x40x8xf64>) -> tensor<2x48x8xf64> {
+  %o = attn.efficient %q, %k, %v variant softmax
+      : tensor<2x48x16xf64>, tensor<2x40x16xf64>, tensor<2x40x8xf64> -> tensor<2x48x8xf64>
+  return %o : tensor<2x48x8xf64>
+}
+"""
+
+
+def efficient_attention(q, k, v):
+    return torch.softmax(q, -1) @ (torch.softmax(k, 1).transpose(1, 2) @ v)
+
+
+kernel = attn.compile(EFFICIENT, save_statistics=True)
+assert kernel.saved_statistics == 1, kernel
+o, context = kernel(*args)
+expected = efficient_attention(*args)
+assert torch.allclose(o, expected, rtol=0, atol=1e-12)
+assert torch.allclose(context, torch.softmax(args[1], 1).transpose(1, 2)
+                      @ args[2], rtol=0, atol=1e-12)
+saving = attn.torch_op(EFFICIENT, save_statistics=True)
+out = saving(*args)
+assert torch.allclose(out, expected, rtol=0, atol=1e-12)
+for name, g, e in zip("qkv", torch.autograd.grad(out, args, cotangent),
+                      torch.autograd.grad(expected, args, cotangent)):
+    assert torch.allclose(g, e, rtol=0, atol=1e-12), name
+assert torch.autograd.gradcheck(saving, args)
+print("save_statistics, efficient attention: ok")
