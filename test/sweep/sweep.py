@@ -63,7 +63,8 @@ class Case:
         self.lead = []
         self.grad = family.endswith("_grad")
         # The gradient that takes the forward's saved statistics (the
-        # one-pass softmax backward where the sizes allow it).
+        # one-pass softmax backward where the sizes allow it; efficient
+        # attention's context).
         self.saved_statistics = family.endswith("_saved_grad")
         # bf16 weights (attn.allow_bf16_products): inputs in [0.5, 1), where
         # attn-run's default tolerance for the opt-in is a bound
@@ -336,6 +337,10 @@ FAMILIES = {
                                          feature_map=" feature_map elu_plus_one")),
                     ATTENTION_DIMS, []),
     "efficient_softmax_grad": (gradient(efficient("softmax")), ATTENTION_DIMS, []),
+    # The saved context (--grad-save-statistics): four products, the trace
+    # form for static shapes, the sum over positions for a dynamic m.
+    "efficient_softmax_saved_grad": (gradient(efficient("softmax")),
+                                     ATTENTION_DIMS, []),
     "external_grad": (gradient(external), ATTENTION_DIMS, []),
     "matmul": (matmul(False, False), {"n": "queries", "m": "keys", "dv": "features"}, []),
     "matmul_tl": (matmul(True, False), {"n": "queries", "m": "keys", "dv": "features"}, []),
@@ -440,7 +445,7 @@ def make_dims(family, dims_spec, probe_dim, probe, rng, keys_at_least=0):
         largest = max(partners, key=lambda k: dims[k])
         dims[largest] = max(2, dims[largest] // 2)
         dims["mdyn"] = dims["m"]
-    if family.endswith("_saved_grad"):
+    if family.startswith("softmax") and family.endswith("_saved_grad"):
         # The one-pass backward needs whole blocks of queries and keys and
         # two batch indices: the positions not probed are 64 or 128, and
         # the batch at least 2, so each probe runs the one pass on the
