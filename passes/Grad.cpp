@@ -411,10 +411,6 @@ void Differentiator::softmaxAttention(DotProductAttentionOp op, Value g) {
   accumulate(v, unbroadcast(loc, grad.getDvalue(), v));
 }
 
-/// Multi-scale deformable attention: one attn.deformable_grad gives the
-/// value, location and weight gradients (design §7: the bilinear weights'
-/// derivatives times the corners' dots with dO, and the scatter of dO into
-/// the corners), with the operands' shapes.
 /// E = RQ C, RQ the softmax of each query over its dk features and C the
 /// forward's saved normalized context RK^T V, RK the softmax of each key
 /// feature over the m positions (save-statistics):
@@ -476,6 +472,10 @@ void Differentiator::efficient(EfficientAttentionOp op, Value g,
       k, MulOp::create(b, loc, rk, AddOp::create(b, loc, dRK, neg(loc, s))));
 }
 
+/// Multi-scale deformable attention: one attn.deformable_grad gives the
+/// value, location and weight gradients (design §7: the bilinear weights'
+/// derivatives times the corners' dots with dO, and the scatter of dO into
+/// the corners), with the operands' shapes.
 void Differentiator::deformable(DeformableAttentionOp op, Value g) {
   auto grad = DeformableGradOp::create(
       b, op.getLoc(), op.getValue(), op.getSamplingLocations(),
@@ -907,8 +907,9 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
     differentiator.accumulate(result, cotangent);
   }
   // The saved statistics follow the cotangents (the ABI, docs/training.md):
-  // per op its lse, then its output if it is saved too.
-  // Each is marked with its kind, "lse" or "output" (tools name them so).
+  // per op its lse, then its output if it is saved too, or its context.
+  // Each is marked with its kind, "lse", "output" or "context" (tools name
+  // them so).
   SmallVector<std::pair<Value, StringRef>> forwardSaved;
   for (auto [savingOp, op] : llvm::zip_equal(savingOps, cloneOps)) {
     if (auto efficient = dyn_cast<EfficientAttentionOp>(savingOp)) {

@@ -713,6 +713,11 @@ TEST(IdentityTest, EfficientSoftmaxIsRowTimesColumnSoftmax) {
   ASSERT_OK(matmul(rhoK, v, true, false, context));
   ASSERT_OK(matmul(rhoQ, context, false, false, expected));
   expectIdentity(efficient, expected);
+  // with_context returns that context per problem (v broadcast to 3).
+  Tensor saved;
+  ASSERT_OK(efficientAttention(q, k, v, EfficientVariant::Softmax, efficient,
+                               &saved));
+  expectIdentity(saved, context);
 }
 
 TEST(IdentityTest, ExternalIsDotProductWithTwoSteps) {
@@ -742,6 +747,17 @@ TEST(EfficientTest, HandComputed) {
   ASSERT_OK(efficientAttention(q, k, v, EfficientVariant::Softmax, out));
   // context = [1 + 6, 2 + 4] = [7, 6]; E = 7/4 + 18/4 = 25/4.
   expectValues(out, {1, 1}, {6.25});
+  // with_context: the normalized context, (dk, dv) = (2, 1).
+  Tensor context;
+  ASSERT_OK(
+      efficientAttention(q, k, v, EfficientVariant::Softmax, out, &context));
+  expectValues(out, {1, 1}, {6.25});
+  expectValues(context, {2, 1}, {7, 6});
+  // No queries: still the context.
+  ASSERT_OK(efficientAttention(Tensor({0, 2}), k, v, EfficientVariant::Softmax,
+                               out, &context));
+  expectValues(out, {0, 1}, {});
+  expectValues(context, {2, 1}, {7, 6});
   // Scaling with n = 1: Q (K^T V) = 0 * (...) + log3 * (5*4 + 5*8).
   ASSERT_OK(efficientAttention(q, k, v, EfficientVariant::Scaling, out));
   expectValues(out, {1, 1}, {std::log(3.0) * 60});
