@@ -76,7 +76,10 @@ def main():
     dk, dv = c // 2, c
     spec = SPEC.format(b=b, n=s * s, dk=dk, dv=dv)
     start = time.perf_counter()
-    op = attn.torch_op(spec)
+    # save_statistics: the forward also returns the normalized context
+    # softmax(K)^T V (dk x dv), which the backward multiplies with instead
+    # of recomputing it (docs/training.md, "Saved statistics").
+    op = attn.torch_op(spec, save_statistics=True)
     print(f"compiled @efficient_attention for B={b}, n={s * s}, dk={dk}, "
           f"dv={dv} in {time.perf_counter() - start:.1f} s")
 
