@@ -495,8 +495,36 @@ void KernelBuilder::markSharedColumnSums() {
 /// The rounding of a 16-bit result (arith.truncf, of the pointwise op or of
 /// the product itself) is part of the epilogue: the returned truncf is then
 /// the op that owns the tiles, with the pointwise op inlined into it.
+///
+/// The chain may hold one sum over the last dim (a value per row), and the
+/// product may feed the chain more than once: the softmax backward
+/// R (G - rowsum(G R)) of efficient attention's dQ, with G = dE C^T. The
+/// sum is then recorded too (info "epilogueRowSum"), for the tiles to
+/// compute when one tile spans a whole row; G is never stored.
 static bool isPointwise(Operation *op) {
   return op && isa<AddOp, MulOp, DivOp, ScaleOp, FeatureMapGradOp>(op);
+}
+
+/// A reduce_sum over the last dim of a matrix or batch of them.
+static bool isRowSum(Operation *op) {
+  auto sum = dyn_cast_or_null<ReduceSumOp>(op);
+  if (!sum)
+    return false;
+  int64_t rank = cast<RankedTensorType>(sum.getInput().getType()).getRank();
+  return rank >= 2 && sum.getDim() == rank - 1;
+}
+
+/// Whether `value` reaches `target` through the ops of `chain`.
+static bool readsThroughChain(Value value, Value target,
+                              const llvm::SmallPtrSetImpl<Operation *> &chain) {
+  if (value == target)
+    return true;
+  Operation *op = value.getDefiningOp();
+  if (!op || !chain.contains(op))
+    return false;
+  return llvm::any_of(op->getOperands(), [&](Value operand) {
+    return readsThroughChain(operand, target, chain);
+  });
 }
 
 void KernelBuilder::markEpilogue(Value returned) {
@@ -514,12 +542,26 @@ void KernelBuilder::markEpilogue(Value returned) {
   } else {
     return;
   }
-  // The operands of single-use pointwise ops in the chain, breadth first
-  // (a direct operand is preferred).
+  // The operands of single-use pointwise ops in the chain (and of one row
+  // sum), breadth first (a direct operand is preferred).
+  llvm::SmallPtrSet<Operation *, 8> chain;
+  chain.insert(epilogue);
+  if (auto rounding = dyn_cast<arith::TruncFOp>(epilogue))
+    if (Operation *pointwise = rounding.getIn().getDefiningOp();
+        isPointwise(pointwise) && rounding.getIn().hasOneUse())
+      chain.insert(pointwise);
+  Operation *rowSum = nullptr;
   for (size_t i = 0; i < operands.size(); ++i) {
     Operation *inner = operands[i].getDefiningOp();
-    if (isPointwise(inner) && operands[i].hasOneUse())
-      llvm::append_range(operands, inner->getOperands());
+    if (!inner || !operands[i].hasOneUse() || chain.contains(inner))
+      continue;
+    bool firstRowSum = !rowSum && isRowSum(inner);
+    if (!isPointwise(inner) && !firstRowSum)
+      continue;
+    if (firstRowSum)
+      rowSum = inner;
+    chain.insert(inner);
+    llvm::append_range(operands, inner->getOperands());
   }
   size_t epilogueIndex = opIndex(returned);
   if (epilogueIndex == algorithm.ops.size())
@@ -528,17 +570,27 @@ void KernelBuilder::markEpilogue(Value returned) {
   auto resultType = cast<RankedTensorType>(returned.getType());
   for (Value operand : operands) {
     auto product = operand.getDefiningOp<MatmulOp>();
-    if (!product || !operand.hasOneUse())
+    if (!product)
       continue;
     size_t productIndex = opIndex(operand);
     if (productIndex == algorithm.ops.size())
       continue;
     auto type = cast<RankedTensorType>(operand.getType());
-    if (type.getShape() == resultType.getShape() &&
+    bool forChainAlone = llvm::all_of(operand.getUsers(), [&](Operation *user) {
+      return chain.contains(user);
+    });
+    if (forChainAlone && type.getShape() == resultType.getShape() &&
         !info.count("epilogueOf")) {
       info["epilogueOf"] = static_cast<int64_t>(productIndex);
+      size_t rowSumIndex =
+          rowSum ? opIndex(rowSum->getResult(0)) : algorithm.ops.size();
+      if (rowSumIndex != algorithm.ops.size() &&
+          readsThroughChain(rowSum->getOperand(0), operand, chain))
+        info["epilogueRowSum"] = static_cast<int64_t>(rowSumIndex);
       continue;
     }
+    if (!operand.hasOneUse())
+      continue;
     // One value per output row (linear attention's row sums): computed per
     // row block in the epilogue's tasks too.
     if (type.getRank() == resultType.getRank() && type.hasStaticShape() &&

@@ -352,6 +352,16 @@ void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
     OpStages &product = algorithm.ops[of->second];
     if (product.family != Family::Gemm || !canFuseIntoEpilogue(product, ctx))
       continue;
+    // A row sum that reads the product (markEpilogue) is computed in the
+    // tiles too, which then must span whole rows.
+    auto rowSumOf = op.info.find("epilogueRowSum");
+    if (rowSumOf != op.info.end()) {
+      if (!tileSpansRows(product, ctx))
+        continue;
+      OpStages &rowSum = algorithm.ops[rowSumOf->second];
+      ctx.rowSums[op.name] = &rowSum;
+      ctx.fusedSums.insert(rowSum.name);
+    }
     ctx.epilogues[op.name] = &product;
     ctx.fusedProducts.insert(product.name);
     auto rowsOf = op.info.find("epilogueRowsOf");

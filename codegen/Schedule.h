@@ -32,12 +32,17 @@ struct ScheduleContext {
   /// Products of one column (a value per row of the epilogue) that an
   /// epilogue computes per row block in its tasks: epilogue name -> product.
   std::map<std::string, OpStages *> rowProducts;
+  /// Sums over the last dim that an epilogue's register tiles compute from
+  /// the tile's values of its product (the softmax backward's
+  /// rowsum(G R)): epilogue name -> sum op.
+  std::map<std::string, OpStages *> rowSums;
   /// Names of those products, which get no schedule of their own.
   std::set<std::string> fusedProducts;
   /// Sums over positions that a chunked product reduces in its own chunk
   /// tasks (Algorithm.cpp, markSharedColumnSums): product name -> sum op.
   std::map<std::string, OpStages *> columnSums;
-  /// Names of the sums it did reduce, which get no schedule of their own.
+  /// Names of the sums it did reduce, and of the row sums of epilogues
+  /// (rowSums), which get no schedule of their own.
   std::set<std::string> fusedSums;
   /// Returned roundings to bf16/f16 that their producer's schedule tiles as
   /// its own output (Algorithm.cpp, markRounding); no schedule of their own.
@@ -209,6 +214,10 @@ void scheduleGemm(OpStages &op, ScheduleContext &ctx);
 /// of its epilogue: it takes the register-tiled schedule (not a chunked
 /// reduction over positions).
 bool canFuseIntoEpilogue(const OpStages &product, const ScheduleContext &ctx);
+/// Whether one register tile of `product` spans its rows (static sizes, a
+/// row of at most gemm.tileVectors whole vectors), so an epilogue can sum
+/// the rows in its tiles.
+bool tileSpansRows(const OpStages &product, const ScheduleContext &ctx);
 /// The register-tiled schedule of `product` with `out` as the Func whose
 /// tiles compute it: the product's own result, or its epilogue.
 void scheduleProductTiles(OpStages &product, Halide::Func out,

@@ -121,6 +121,45 @@ bool mlir::attn::codegen::canFuseIntoEpilogue(const OpStages &product,
   return !rows || *rows > ctx.params.gemm.blockRows;
 }
 
+bool mlir::attn::codegen::tileSpansRows(const OpStages &product,
+                                        const ScheduleContext &ctx) {
+  const GemmParams &p = ctx.params.gemm;
+  size_t rank = product.result.rank();
+  auto rows = Halide::Internal::as_const_int(product.result.shape[rank - 2]);
+  auto cols = Halide::Internal::as_const_int(product.result.shape[rank - 1]);
+  int vector = ctx.vectorWidth(p.vectorWidth, product.result.type);
+  return rows && cols && *cols % vector == 0 &&
+         *cols <= static_cast<int64_t>(vector) * std::max(1, p.tileVectors);
+}
+
+/// An epilogue's row sum (ScheduleContext::rowSums) per register tile, from
+/// the tile's values of the product: in vector lanes along the row
+/// (rfactor), then one horizontal add per row. Every loop is unrolled, so
+/// the tile's accumulators stay in registers (tileSpansRows: the row is a
+/// few whole vectors).
+static void scheduleTileRowSum(OpStages &rowSum, Halide::LoopLevel tile,
+                               int vector) {
+  Halide::Func sum = rowSum.stages.at("sum");
+  const Halide::RDom &r = rowSum.domains.at("r");
+  std::vector<Halide::Var> args = sum.args(); // row, batch...
+  Halide::RVar rowVectors("row_vectors"), rowLanes("row_lanes");
+  Halide::Var lane(sum.name() + "_lane");
+  Halide::Func partial = sum.update()
+                             .split(r.x, rowVectors, rowLanes, vector)
+                             .rfactor(rowLanes, lane);
+  std::vector<Halide::Var> storage = {lane};
+  storage.insert(storage.end(), args.begin(), args.end());
+  sum.compute_at(tile).unroll(args[0]);
+  partial.compute_at(tile).reorder_storage(storage).vectorize(lane).unroll(
+      args[0]);
+  partial.update()
+      .reorder(lane, rowVectors, args[0])
+      .vectorize(lane)
+      .unroll(rowVectors)
+      .unroll(args[0]);
+  sum.update().atomic().vectorize(rowLanes).unroll(args[0]);
+}
+
 void mlir::attn::codegen::scheduleProductTiles(OpStages &product,
                                                Halide::Func out,
                                                const ScheduleContext &ctx) {
@@ -130,10 +169,14 @@ void mlir::attn::codegen::scheduleProductTiles(OpStages &product,
   Halide::Expr cols = product.result.shape[rank - 1];
   int vector = ctx.vectorWidth(p.vectorWidth, product.result.type);
   Halide::Func panel = rhsPanel(product, p, cols, rows, vector);
-  Halide::Var task = scheduleTiledProduct(
+  TiledProduct tiled = scheduleTiledProduct(
       out, product.stages.at("acc"), product.domains.at("acc"), cols, rows,
-      vector, p.tileVectors, p.tileRows, p.blockRows, ctx, panel).task;
+      vector, p.tileVectors, p.tileRows, p.blockRows, ctx, panel);
+  Halide::Var task = tiled.task;
   Halide::LoopLevel at(out, task);
+  auto rowSum = ctx.rowSums.find(out.name());
+  if (rowSum != ctx.rowSums.end() && tiled.registerTile)
+    scheduleTileRowSum(*rowSum->second, *tiled.registerTile, vector);
   Halide::Func acc = product.stages.at("acc");
   // The lhs reader: acc, or in bf16 pairs the block's packed lhs (the
   // packed rhs, read whole by every block, is computed once).

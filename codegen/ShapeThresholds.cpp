@@ -51,7 +51,8 @@ mlir::attn::codegen::sizeThresholds(const ScheduleParams &params,
        "accumulators unrolled in registers up to this many features"},
       {"gemm.tileVectors x vector", gemmVector * gemm.tileVectors, 0,
        kFeatureAxis,
-       "a product's columns span more than one register tile (rhs panel)"},
+       "a product's columns span more than one register tile (rhs panel; "
+       "an epilogue no longer sums its rows in the tiles, tileSpansRows)"},
       {"2 x gemm.tileVectors x vector", 2 * gemmVector * gemm.tileVectors,
        gemmVector * gemm.tileVectors, kFeatureAxis,
        "a chunked product's columns run in column tiles (a multiple of "

@@ -83,3 +83,59 @@ func.func @dynamic_rows(%a: tensor<?x40xf32>, %b: tensor<40x96xf32>, %w: tensor<
   %o = attn.div %p, %s eps 0.5 : tensor<?x96xf32>, tensor<?x1xf32> -> tensor<?x96xf32>
   return %o : tensor<?x96xf32>
 }
+
+// The softmax backward of a product's rows, r (g - rowsum(g r)) with
+// g = a b (efficient attention's dQ, with g = dE C^T): the product feeds
+// the output twice, once through the row sum. A tile spans a row (32
+// columns, a few whole vectors), so the tiles compute g and its row sums
+// and g is never stored.
+func.func @softmax_backward_rows(%a: tensor<300x40xf32>, %b: tensor<40x32xf32>, %r: tensor<300x32xf32>) -> tensor<300x32xf32> {
+  %g = attn.matmul %a, %b : tensor<300x40xf32>, tensor<40x32xf32> -> tensor<300x32xf32>
+  %gr = attn.mul %g, %r : tensor<300x32xf32>, tensor<300x32xf32> -> tensor<300x32xf32>
+  %s = attn.reduce_sum %gr dim 1 : tensor<300x32xf32> -> tensor<300x1xf32>
+  %n = attn.scale %s by -1.000000e+00 : tensor<300x1xf32>
+  %d = attn.add %g, %n : tensor<300x32xf32>, tensor<300x1xf32> -> tensor<300x32xf32>
+  %o = attn.mul %r, %d : tensor<300x32xf32>, tensor<300x32xf32> -> tensor<300x32xf32>
+  return %o : tensor<300x32xf32>
+}
+
+// The same, batched, with a transposed rhs (packed) and 16 columns.
+func.func @softmax_backward_batched(%a: tensor<2x130x24xf32>, %b: tensor<2x16x24xf32>, %r: tensor<2x130x16xf32>) -> tensor<2x130x16xf32> {
+  %g = attn.matmul %a, %b transpose_rhs : tensor<2x130x24xf32>, tensor<2x16x24xf32> -> tensor<2x130x16xf32>
+  %gr = attn.mul %g, %r : tensor<2x130x16xf32>, tensor<2x130x16xf32> -> tensor<2x130x16xf32>
+  %s = attn.reduce_sum %gr dim 2 : tensor<2x130x16xf32> -> tensor<2x130x1xf32>
+  %n = attn.scale %s by -1.000000e+00 : tensor<2x130x1xf32>
+  %d = attn.add %g, %n : tensor<2x130x16xf32>, tensor<2x130x1xf32> -> tensor<2x130x16xf32>
+  %o = attn.mul %r, %d : tensor<2x130x16xf32>, tensor<2x130x16xf32> -> tensor<2x130x16xf32>
+  return %o : tensor<2x130x16xf32>
+}
+
+// Not fused: rows wider than a register tile (160 columns; at most 64 on
+// AVX-512), rows that are not whole vectors (36 columns), a dynamic row
+// count. The product is its own loop nest, the row sums read it.
+func.func @softmax_backward_wide(%a: tensor<300x40xf32>, %b: tensor<40x160xf32>, %r: tensor<300x160xf32>) -> tensor<300x160xf32> {
+  %g = attn.matmul %a, %b : tensor<300x40xf32>, tensor<40x160xf32> -> tensor<300x160xf32>
+  %gr = attn.mul %g, %r : tensor<300x160xf32>, tensor<300x160xf32> -> tensor<300x160xf32>
+  %s = attn.reduce_sum %gr dim 1 : tensor<300x160xf32> -> tensor<300x1xf32>
+  %d = attn.add %g, %s : tensor<300x160xf32>, tensor<300x1xf32> -> tensor<300x160xf32>
+  %o = attn.mul %r, %d : tensor<300x160xf32>, tensor<300x160xf32> -> tensor<300x160xf32>
+  return %o : tensor<300x160xf32>
+}
+
+func.func @softmax_backward_ragged(%a: tensor<300x40xf32>, %b: tensor<40x36xf32>, %r: tensor<300x36xf32>) -> tensor<300x36xf32> {
+  %g = attn.matmul %a, %b : tensor<300x40xf32>, tensor<40x36xf32> -> tensor<300x36xf32>
+  %gr = attn.mul %g, %r : tensor<300x36xf32>, tensor<300x36xf32> -> tensor<300x36xf32>
+  %s = attn.reduce_sum %gr dim 1 : tensor<300x36xf32> -> tensor<300x1xf32>
+  %d = attn.add %g, %s : tensor<300x36xf32>, tensor<300x1xf32> -> tensor<300x36xf32>
+  %o = attn.mul %r, %d : tensor<300x36xf32>, tensor<300x36xf32> -> tensor<300x36xf32>
+  return %o : tensor<300x36xf32>
+}
+
+func.func @softmax_backward_dynamic(%a: tensor<?x40xf32>, %b: tensor<40x32xf32>, %r: tensor<?x32xf32>) -> tensor<?x32xf32> {
+  %g = attn.matmul %a, %b : tensor<?x40xf32>, tensor<40x32xf32> -> tensor<?x32xf32>
+  %gr = attn.mul %g, %r : tensor<?x32xf32>, tensor<?x32xf32> -> tensor<?x32xf32>
+  %s = attn.reduce_sum %gr dim 1 : tensor<?x32xf32> -> tensor<?x1xf32>
+  %d = attn.add %g, %s : tensor<?x32xf32>, tensor<?x1xf32> -> tensor<?x32xf32>
+  %o = attn.mul %r, %d : tensor<?x32xf32>, tensor<?x32xf32> -> tensor<?x32xf32>
+  return %o : tensor<?x32xf32>
+}
