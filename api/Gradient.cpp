@@ -141,11 +141,15 @@ FailureOr<SmallVector<rt::Tensor>> forward(func::FuncOp func,
 /// sum(dO * (plus - minus)): the results are subtracted before they are
 /// weighted, so the parts of f that do not move cancel exactly instead of
 /// leaving their rounding in the difference.
+/// (f's saved statistics, after its primal results, have no cotangent and
+/// are not part of L.)
 double weightedDifference(ArrayRef<rt::Tensor> plus,
                           ArrayRef<rt::Tensor> minus,
                           ArrayRef<rt::Tensor> cotangents) {
   double total = 0.0;
-  for (auto [p, m, dO] : llvm::zip_equal(plus, minus, cotangents))
+  for (auto [p, m, dO] :
+       llvm::zip_equal(plus.take_front(cotangents.size()),
+                       minus.take_front(cotangents.size()), cotangents))
     for (size_t i = 0; i < dO.data.size(); ++i)
       total += dO.data[i] * (p.data[i] - m.data[i]);
   return total;
@@ -181,6 +185,17 @@ LogicalResult mlir::attn::api::checkGradient(
   }
   std::vector<rt::Tensor> gradInputs(inputs.begin(), inputs.end());
   gradInputs.insert(gradInputs.end(), cotangents.begin(), cotangents.end());
+  // With saved statistics (--attn-grad=save-statistics=1), @f_grad takes
+  // what the reference @f saves at the inputs; the differences perturb the
+  // inputs of f, which recomputes them.
+  if (primalResultCount(func) < func.getNumResults()) {
+    FailureOr<SmallVector<rt::Tensor>> results = forward(func, inputs);
+    if (failed(results))
+      return failure();
+    gradInputs.insert(gradInputs.end(),
+                      results->begin() + primalResultCount(func),
+                      results->end());
+  }
   if (failed(evaluateWithReference(grad, gradInputs, gradients)))
     return failure();
   std::string fname = "@" + func.getSymName().str();

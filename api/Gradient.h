@@ -74,7 +74,9 @@ constexpr double kGradientCheckTolerance = 1e-6;
 /// 1e-9 times the largest gradient entry of any argument (an argument
 /// behind a saturated softmax gets only rounding-sized gradient). Fails
 /// when an error exceeds `tolerance`. The reference gradient is returned
-/// in `gradients`.
+/// in `gradients`. When `func` also returns saved statistics (after its
+/// primal results; --attn-grad=save-statistics=1), `grad` takes the
+/// reference `func`'s at `inputs` after the cotangents.
 LogicalResult checkGradient(func::FuncOp func, func::FuncOp grad,
                             ArrayRef<::attn::runtime::Tensor> inputs,
                             ArrayRef<::attn::runtime::Tensor> cotangents,

@@ -182,7 +182,8 @@ static cl::opt<bool> gradSaveStatistics(
              "takes them after the cotangents instead of recomputing them. "
              "attn-run runs @f first for them: the kernel of @f for the "
              "gradient kernel, the reference @f for the reference gradient "
-             "(--reference, --check); --save-inputs writes them as "
+             "(--reference, --check, --check-grad); --save-inputs writes "
+             "them as "
              "DIR/lse<i>.npy, DIR/output<i>.npy and DIR/context<i>.npy"),
     cl::cat(runCategory));
 static cl::list<std::string> cotangentFiles(
@@ -196,7 +197,8 @@ static cl::opt<bool> checkGrad(
              "differences of the reference forward in f64 and print "
              "`check-grad: @f d<arg> max rel err = X` per argument; exit 1 "
              "when an error exceeds --tolerance (default here 1e-6). Implies "
-             "--grad"),
+             "--grad; with --grad-save-statistics, the saving gradient takes "
+             "the statistics the reference @f saves"),
     cl::cat(runCategory));
 
 static const api::Console console{"attn-run"};
@@ -258,13 +260,9 @@ int main(int argc, char **argv) {
     check = true;
   if (!cotangentFiles.empty() && !gradient)
     return fail("--cotangent gives a cotangent of --grad; add --grad");
-  if (gradSaveStatistics && !grad)
-    return fail("--grad-save-statistics changes the gradient of --grad; add "
-                "--grad");
-  if (gradSaveStatistics && checkGrad)
-    return fail("--check-grad checks the recomputing gradient against finite "
-                "differences; it takes no --grad-save-statistics (--grad "
-                "--check compares the saving gradient with the reference)");
+  if (gradSaveStatistics && !gradient)
+    return fail("--grad-save-statistics changes the gradient of --grad or "
+                "--check-grad; add one of them");
   if (checkGrad && (useReference || check || benchRuns > 0 || aot))
     return fail("--check-grad compares the reference gradient with finite "
                 "differences; it takes no --reference, --check, --bench or "
