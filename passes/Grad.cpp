@@ -771,38 +771,29 @@ bool savesOutput(DotProductAttentionOp op) {
   return element.isF32() || element.isF64();
 }
 
-/// `op` with the `with_lse` result (the op itself if it has it), its other
-/// result's uses moved to the new op.
-DotProductAttentionOp withLse(DotProductAttentionOp op) {
-  if (op.getLse())
-    return op;
-  auto resultType = cast<RankedTensorType>(op.getResult().getType());
-  Type lseType = RankedTensorType::get(
-      inferRowStatisticsShape(resultType.getShape()),
-      rowStatisticsElementType(op.getQuery().getType().getElementType()));
+/// `op` rebuilt with the unit attribute `flag`, which adds a result (the
+/// result types are inferred), its first result's uses moved to the new op.
+template <typename OpTy>
+OpTy withResultFlag(OpTy op, StringAttr flag) {
   OpBuilder b(op);
   SmallVector<NamedAttribute> attrs(op->getAttrs());
-  attrs.push_back(b.getNamedAttr(op.getWithLseAttrName(), b.getUnitAttr()));
-  auto saving = DotProductAttentionOp::create(
-      b, op.getLoc(), {resultType, lseType}, op->getOperands(), attrs);
+  attrs.push_back(b.getNamedAttr(flag, b.getUnitAttr()));
+  auto saving = OpTy::create(b, op.getLoc(), op->getOperands(), attrs);
   op.getResult().replaceAllUsesWith(saving.getResult());
   op.erase();
   return saving;
 }
 
-/// `op` with the `with_context` result (the op itself if it has it), its
-/// other result's uses moved to the new op.
+/// `op` with the `with_lse` result (the op itself if it has it).
+DotProductAttentionOp withLse(DotProductAttentionOp op) {
+  return op.getLse() ? op : withResultFlag(op, op.getWithLseAttrName());
+}
+
+/// `op` with the `with_context` result (the op itself if it has it).
 EfficientAttentionOp withContext(EfficientAttentionOp op) {
-  if (op.getNormalizedContext())
-    return op;
-  OpBuilder b(op);
-  SmallVector<NamedAttribute> attrs(op->getAttrs());
-  attrs.push_back(b.getNamedAttr(op.getWithContextAttrName(), b.getUnitAttr()));
-  auto saving =
-      EfficientAttentionOp::create(b, op.getLoc(), op->getOperands(), attrs);
-  op.getResult().replaceAllUsesWith(saving.getResult());
-  op.erase();
-  return saving;
+  return op.getNormalizedContext()
+             ? op
+             : withResultFlag(op, op.getWithContextAttrName());
 }
 
 /// `op` without the `with_lse` result when nothing reads it (the gradient's
