@@ -148,7 +148,8 @@ class Kernel:
     # --grad-save-statistics: softmax's row log-sum-exp and output, which
     # SDPA's backward gets from its forward too; efficient attention's
     # normalized context, dk x dv, where autograd keeps both softmaxes'
-    # weights and the context).
+    # weights and the context; linear attention's context and key sums,
+    # where autograd keeps phi(K)^T V).
     saved_statistics: bool = False
     # The element type of every tensor of the spec (ELEMENT_BYTES). A bf16
     # row (bf16_row()) names the row computing the same in f32, whose attn
@@ -428,10 +429,13 @@ def gradient(kernel):
       peers' backward takes what their forward kept; recomputing it
       (without the option) adds m dk dv.
     - linear: as efficient with the context C' = phi(K)^T [V 1] of dv + 1
-      columns: (3 m + 2 n) dk (dv + 1) MACs. Exactly, the ones column of
+      columns: (2 m + 2 n) dk (dv + 1) MACs. Exactly, the ones column of
       [V 1] needs no gradient (m dk fewer) and the normalizer
-      phi(Q) (phi(K)^T 1), part of the last product, is recomputed for the
-      division's gradient (n dk more): equal at n = m. 2.5x the forward's.
+      phi(Q) (phi(K)^T 1) is recomputed from the saved key sums for the
+      division's gradient (n dk more): equal at n = m. attn's row takes
+      the context and key sums the forward saved (--grad-save-statistics),
+      as autograd keeps phi(K)^T V; recomputing them (without the option)
+      adds m dk (dv + 1). 2x the forward's.
     - external: A = X Mk^T recomputed (n S d); dA' = dO Mv^T,
       dMv = A'^T dO, dX = dA Mk, dMk = dA^T X (n S d each): 5 n S d MACs
       (dv = d), 2.5x the forward's.
@@ -452,7 +456,7 @@ def gradient(kernel):
     elif kernel.family == "efficient":
         macs = (2 * p["m"] + 2 * p["n"]) * p["dk"] * p["dv"]
     elif kernel.family == "linear":
-        macs = (3 * p["m"] + 2 * p["n"]) * p["dk"] * (p["dv"] + 1)
+        macs = (2 * p["m"] + 2 * p["n"]) * p["dk"] * (p["dv"] + 1)
     elif kernel.family == "external":
         macs = 5 * p["n"] * p["slots"] * p["d"]
     elif kernel.family == "deformable":
@@ -464,7 +468,7 @@ def gradient(kernel):
     return replace(
         kernel, name=f"{kernel.name}_grad", group="backward", grad=True,
         forward=kernel.name, flops=2 * macs,
-        saved_statistics=kernel.family in ("softmax", "efficient"),
+        saved_statistics=kernel.family in ("softmax", "efficient", "linear"),
         compulsory_bytes=F32_BYTES * (2 * arguments + _elements(kernel.output)))
 
 

@@ -44,10 +44,12 @@ its papers report forward, backward and forward + backward; this is their
 backward). The peer's backward thus gets what its forward saved (SDPA: the
 output and the log-sum-exp; the plain formulas: the probabilities). attn's
 softmax rows get the same as SDPA's: @f_grad takes the forward's saved lse
-and output (--grad-save-statistics, docs/training.md), and its efficient
+and output (--grad-save-statistics, docs/training.md), its efficient
 rows the forward's normalized context (dk x dv, where the plain formula's
-autograd keeps both softmaxes' weights); its other rows take only the
-arguments and dO and recompute the forward, which favours the peers. The cotangent dO is uniform in [0, 1)
+autograd keeps both softmaxes' weights) and its linear rows the context
+phi(K)^T V and key sums (where autograd keeps phi(K)^T V and more); its
+other rows take only the arguments and dO and recompute the forward,
+which favours the peers. The cotangent dO is uniform in [0, 1)
 like the inputs; the gradients are checked against autograd of the plain
 formula in float64 (max error over the gradients relative to the largest
 of them, as attn-run --check does; relative_error and cell_boundaries say

@@ -343,8 +343,7 @@ void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
   }
   for (OpStages &op : algorithm.ops) {
     auto sum = op.info.find("columnSum");
-    if (sum != op.info.end() && op.family == Family::Gemm &&
-        !ctx.isOutput(algorithm.ops[sum->second].result.func))
+    if (sum != op.info.end() && op.family == Family::Gemm)
       ctx.columnSums[op.name] = &algorithm.ops[sum->second];
     auto of = op.info.find("epilogueOf");
     if (of == op.info.end() || !ctx.isOutput(op.result.func))

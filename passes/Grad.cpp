@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/CostModel.h"
 #include "passes/Passes.h"
 
 #include "dialect/AttnDialect.h"
@@ -204,6 +205,13 @@ public:
   /// takes (save-statistics).
   void saveContext(Operation *op, Value context) { savedContext[op] = context; }
 
+  /// The saved context phi(K)^T V and key sums phi(K)^T 1 (null without a
+  /// `sum` step) that the gradient of linear attention `op` takes
+  /// (save-statistics).
+  void saveLinearContext(Operation *op, Value context, Value keySums) {
+    savedLinearContext[op] = {context, keySums};
+  }
+
   /// Emits the adjoint rule of `op` given its result's adjoint.
   LogicalResult differentiate(Operation *op);
 
@@ -249,6 +257,7 @@ private:
   const NoGradArgs &noGrad;
   llvm::DenseMap<Value, Value> adjoints;
   llvm::DenseMap<Operation *, Value> savedLse, savedOutput, savedContext;
+  llvm::DenseMap<Operation *, std::pair<Value, Value>> savedLinearContext;
 };
 
 Value Differentiator::zerosLike(Location loc, Value like) {
@@ -345,23 +354,40 @@ void Differentiator::linearAttention(DotProductAttentionOp op, Value g) {
                                          norm, scale)
         .getResult();
   };
+  // save-statistics: the forward's context C = phi(K)^T V and key sums
+  // phi(K)^T 1 (savesLinearContext: no count steps, so `rows` is [none]):
+  // the numerator's adjoint scale dN V^T phi(K) is scale dN C^T, one
+  // product over the n rows instead of two (C over the m keys).
+  auto [savedContext, savedKeySums] = savedLinearContext.lookup(op);
+  auto timesContext = [&](Value x) -> Value {
+    if (!savedContext)
+      return attention(x, v, phiK, rows);
+    return ScaleOp::create(b, loc,
+                           MatmulOp::create(b, loc, x, savedContext,
+                                            /*transposeLhs=*/false,
+                                            /*transposeRhs=*/true),
+                           scale);
+  };
   Value dPhiQ, dPhiK, dV;
   if (!sum) {
-    dPhiQ = attention(g, v, phiK, rows);
+    dPhiQ = timesContext(g);
     dPhiK = attention(v, g, phiQ, columns);
     dV = attention(phiK, phiQ, g, columns);
   } else {
     llvm::APFloat eps = sum->getEps();
     int64_t keyRank = cast<RankedTensorType>(phiK.getType()).getRank();
     int64_t rank = cast<RankedTensorType>(g.getType()).getRank();
-    Value keySum = ReduceSumOp::create(b, loc, phiK, keyRank - 2);
+    Value keySum =
+        savedKeySums
+            ? savedKeySums
+            : ReduceSumOp::create(b, loc, phiK, keyRank - 2).getResult();
     Value rowSum = ScaleOp::create(
         b, loc, MatmulOp::create(b, loc, phiQ, keySum, false, true), scale);
     Value dN = DivOp::create(b, loc, g, rowSum, eps);
     // rowsum(dO O) = rowsum(dN N) = rowsum(phiQ dNumerator), where
     // dNumerator, the numerator's adjoint in phiQ, is dPhiQ's main term:
     // the forward output is not recomputed (one product over n rows less).
-    Value dNumerator = attention(dN, v, phiK, rows);
+    Value dNumerator = timesContext(dN);
     Value gO = ReduceSumOp::create(
         b, loc, MulOp::create(b, loc, phiQ, dNumerator), rank - 1);
     Value dZ = neg(loc, DivOp::create(b, loc, gO, rowSum, eps));
@@ -746,6 +772,45 @@ bool savesContext(EfficientAttentionOp op) {
          shape(op.getValue()) == shape(op.getQuery());
 }
 
+/// Whether save-statistics saves the context phi(K)^T V (and key sums
+/// phi(K)^T 1) of linear attention `op`: non-causal, no mask, no count
+/// step, f32 or f64, static sizes, no broadcast batch, and where
+/// --attn-reassociate rewrites it to phi(Q) (phi(K)^T V) (fewer MACs than
+/// the quadratic form). @f then computes it in that form, which has the
+/// context, instead of recomputing the context in @f_grad.
+bool savesLinearContext(DotProductAttentionOp op) {
+  if (!hasLinearGradient(op) || op.getLse())
+    return false;
+  bool rowSums = false;
+  for (Attribute attr : op.getNorm()) {
+    NormKind kind = cast<NormStepAttr>(attr).getKind();
+    if (kind == NormKind::count)
+      return false;
+    rowSums |= kind == NormKind::sum;
+  }
+  auto typeOf = [](Value value) {
+    return cast<RankedTensorType>(value.getType());
+  };
+  RankedTensorType q = typeOf(op.getQuery()), k = typeOf(op.getKey()),
+                   v = typeOf(op.getValue());
+  for (RankedTensorType type : {q, k, v})
+    if (!type.hasStaticShape() ||
+        !(type.getElementType().isF32() || type.getElementType().isF64()) ||
+        type.getShape().drop_back(2) != q.getShape().drop_back(2))
+      return false;
+  SaturatingCount batch{1};
+  for (int64_t size : q.getShape().drop_back(2))
+    batch = batch * SaturatingCount{uint64_t(size)};
+  auto count = [](int64_t size) { return SaturatingCount{uint64_t(size)}; };
+  int64_t rank = q.getRank();
+  SaturatingCount n = count(q.getDimSize(rank - 2)),
+                  m = count(k.getDimSize(rank - 2)),
+                  dk = count(q.getDimSize(rank - 1)),
+                  dv = count(v.getDimSize(rank - 1));
+  return linearAttentionMacs(batch, batch, n, m, dk, dv, rowSums).value <
+         quadraticAttentionMacs(batch, n, m, dk, dv).value;
+}
+
 /// The ops of `f`'s body whose gradient takes what the forward saves
 /// (save-statistics), in order: attention ops whose gradient is one
 /// attn.attention_grad (their row log-sum-exp, and output) and
@@ -756,7 +821,8 @@ SmallVector<Operation *> opsWithSavedValues(func::FuncOp f,
   for (Operation &op : f.getBody().front()) {
     auto attention = dyn_cast<DotProductAttentionOp>(op);
     auto efficient = dyn_cast<EfficientAttentionOp>(op);
-    if ((attention && hasFusedSoftmaxGradient(attention, noGrad)) ||
+    if ((attention && (hasFusedSoftmaxGradient(attention, noGrad) ||
+                       savesLinearContext(attention))) ||
         (efficient && savesContext(efficient)))
       ops.push_back(&op);
   }
@@ -854,10 +920,12 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
     savingOps = opsWithSavedValues(f, noGrad);
     cloneOps = opsWithSavedValues(grad, noGrad);
     for (Operation *&op : savingOps) {
-      if (auto attention = dyn_cast<DotProductAttentionOp>(op))
-        op = withLse(attention);
-      else
+      if (auto attention = dyn_cast<DotProductAttentionOp>(op)) {
+        if (!savesLinearContext(attention))
+          op = withLse(attention);
+      } else {
         op = withContext(cast<EfficientAttentionOp>(op));
+      }
     }
     for (Operation *op : cloneOps)
       if (isa<EfficientAttentionOp>(op))
@@ -898,31 +966,45 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
     differentiator.accumulate(result, cotangent);
   }
   // The saved statistics follow the cotangents (the ABI, docs/training.md):
-  // per op its lse, then its output if it is saved too, or its context.
-  // Each is marked with its kind, "lse", "output" or "context" (tools name
-  // them so).
+  // per op its lse, then its output if it is saved too; or its context,
+  // then a linear attention's key sums. Each is marked with its kind,
+  // "lse", "output", "context" or "key_sums" (tools name them so).
   SmallVector<std::pair<Value, StringRef>> forwardSaved;
+  auto addSaved = [&](Value saved, StringRef kind) {
+    Value arg = body.addArgument(saved.getType(), f.getLoc());
+    inputs.push_back(saved.getType());
+    forwardSaved.push_back({saved, kind});
+    return arg;
+  };
   for (auto [savingOp, op] : llvm::zip_equal(savingOps, cloneOps)) {
+    if (auto linear = dyn_cast<DotProductAttentionOp>(savingOp);
+        linear && savesLinearContext(linear)) {
+      // @f computes the linear form, whose context (and key sums) it saves.
+      OpBuilder forwardBuilder(linear);
+      std::string whyNot;
+      FailureOr<LinearAttentionForm> form =
+          buildLinearAttentionForm(forwardBuilder, linear, whyNot);
+      if (failed(form))
+        return linear.emitError("--attn-grad=save-statistics: no linear form "
+                                "to save the context of: ")
+               << whyNot;
+      linear.getResult().replaceAllUsesWith(form->result);
+      linear.erase();
+      Value context = addSaved(form->context, "context");
+      Value keySums =
+          form->keySums ? addSaved(form->keySums, "key_sums") : Value();
+      differentiator.saveLinearContext(op, context, keySums);
+      continue;
+    }
     if (auto efficient = dyn_cast<EfficientAttentionOp>(savingOp)) {
-      Value saved = efficient.getNormalizedContext();
-      Value contextArg = body.addArgument(saved.getType(), f.getLoc());
-      inputs.push_back(saved.getType());
-      forwardSaved.push_back({saved, "context"});
-      differentiator.saveContext(op, contextArg);
+      differentiator.saveContext(
+          op, addSaved(efficient.getNormalizedContext(), "context"));
       continue;
     }
     auto saving = cast<DotProductAttentionOp>(savingOp);
-    Type lseType = saving.getLse().getType();
-    Value lse = body.addArgument(lseType, f.getLoc());
-    inputs.push_back(lseType);
-    forwardSaved.push_back({saving.getLse(), "lse"});
-    Value output;
-    if (savesOutput(saving)) {
-      Type outputType = saving.getResult().getType();
-      output = body.addArgument(outputType, f.getLoc());
-      inputs.push_back(outputType);
-      forwardSaved.push_back({saving.getResult(), "output"});
-    }
+    Value lse = addSaved(saving.getLse(), "lse");
+    Value output =
+        savesOutput(saving) ? addSaved(saving.getResult(), "output") : Value();
     differentiator.saveStatistics(op, lse, output);
   }
   SmallVector<Operation *> forward;

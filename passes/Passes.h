@@ -48,6 +48,25 @@ FailureOr<Value> buildChunkedCausalAttention(OpBuilder &b,
                                              int64_t chunkSize,
                                              std::string &whyNot);
 
+/// Non-causal linear attention in its linear form phi(Q) (phi(K)^T V), with
+/// the values a gradient can take from the forward instead of recomputing
+/// them.
+struct LinearAttentionForm {
+  Value result;
+  /// phi(K)^T V, (..., dk, dv), unscaled.
+  Value context;
+  /// phi(K)^T 1 as a row, (..., 1, dk), unscaled; null without a `sum` step.
+  Value keySums;
+};
+
+/// The form --attn-reassociate rewrites non-causal linear attention `op`
+/// to (static sizes, where it needs fewer MACs than the quadratic form),
+/// built before `op` (which stays); fails, saying why in `whyNot`, where
+/// the pass would not rewrite `op` so.
+FailureOr<LinearAttentionForm>
+buildLinearAttentionForm(OpBuilder &b, DotProductAttentionOp op,
+                         std::string &whyNot);
+
 /// The rewrite of --attn-widen-to-f32 on the ops under `root`: each attn op
 /// with bf16 or f16 operands or results computes in f32, between one
 /// arith.extf per 16-bit value it reads and arith.truncf of its results.

@@ -242,8 +242,14 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
     dims gets `with_context` instead, and @f returns its normalized
     context softmax_positions(K)^T V (dk x dv per problem, `"context"`):
     @f_grad multiplies with it rather than recomputing it, four products
-    instead of five. The saved values come in the order of their ops in
-    @f's body.
+    instead of five. Linear attention (`attn.dot_product`, not causal, no
+    mask, no `count` step, f32 or f64, static sizes, the same leading dims)
+    that --attn-reassociate would rewrite to phi(Q) (phi(K)^T V) is
+    computed by @f in that form, and @f returns its context phi(K)^T V
+    (`"context"`) and, with a `sum` step, its key sums phi(K)^T 1 as a row
+    (..., 1, dk) (`"key_sums"`), both unscaled: @f_grad multiplies with
+    them rather than recomputing them, one product over the keys fewer.
+    The saved values come in the order of their ops in @f's body.
   }];
   let options = [
     ListOption<"funcs", "funcs", "std::string",
@@ -256,7 +262,8 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
     Option<"saveStatistics", "save-statistics", "bool", /*default=*/"false",
            "Make @f also return the row log-sum-exp of each softmax "
            "attention that @f_grad differentiates with attn.attention_grad "
-           "(and the normalized context of each softmax attn.efficient), "
+           "(and the context of each softmax attn.efficient and of each "
+           "linear attention computed in its linear form), "
            "and @f_grad take them (after the cotangents) instead of "
            "recomputing them">
   ];

@@ -351,16 +351,20 @@ Value mergeChunks(OpBuilder &b, Location loc, Value x) {
 }
 
 /// phi(Q) (phi(K)^T V) * c, or with a sum step
-/// (phi(Q) (phi(K)^T V) * c) / (phi(Q) (phi(K)^T 1) * c + eps) * c'.
-Value buildLinear(OpBuilder &b, Location loc, DotProductAttentionOp op,
-                  const Plan &plan) {
+/// (phi(Q) (phi(K)^T V) * c) / (phi(Q) (phi(K)^T 1) * c + eps) * c'; the
+/// unscaled context phi(K)^T V and key sums phi(K)^T 1 (none without a sum
+/// step) come with it.
+LinearAttentionForm buildLinearForm(OpBuilder &b, Location loc,
+                                    DotProductAttentionOp op,
+                                    const Plan &plan) {
   Value q = mapFeatures(b, loc, op.getQuery(), op.getFeatureMap());
   Value k = mapFeatures(b, loc, op.getKey(), op.getFeatureMap());
   // The factors go on the small dk x dv context (and dk key sums).
   Value context = matmul(b, loc, k, op.getValue(), /*transposeLhs=*/true);
   if (!plan.sumEps)
-    return matmul(b, loc, q,
-                  scaleBy(b, loc, context, plan.preFactor * plan.postFactor));
+    return {matmul(b, loc, q,
+                   scaleBy(b, loc, context, plan.preFactor * plan.postFactor)),
+            context, Value()};
   Value keySums = ReduceSumOp::create(b, loc, k, rankOf(k) - 2);
   Value numerator = matmul(b, loc, q, scaleBy(b, loc, context, plan.preFactor));
   Value denominator =
@@ -368,7 +372,7 @@ Value buildLinear(OpBuilder &b, Location loc, DotProductAttentionOp op,
              /*transposeLhs=*/false, /*transposeRhs=*/true);
   Value ratio = DivOp::create(b, loc, numerator, denominator,
                               llvm::APFloat(*plan.sumEps));
-  return scaleBy(b, loc, ratio, plan.postFactor);
+  return {scaleBy(b, loc, ratio, plan.postFactor), context, keySums};
 }
 
 /// Offsets, sizes and strides of rows [offset, offset + size) along the
@@ -604,7 +608,7 @@ Value buildRewrite(OpBuilder &b, DotProductAttentionOp op, const Plan &plan) {
   Value result = plan.softmaxApproximation
                      ? buildSoftmaxApproximation(b, loc, op, plan)
                  : plan.causal ? buildCausal(b, loc, op, plan)
-                               : buildLinear(b, loc, op, plan);
+                               : buildLinearForm(b, loc, op, plan).result;
   Type type = op.getResult().getType();
   if (result.getType() != type)
     result = tensor::CastOp::create(b, loc, type, result);
@@ -793,4 +797,41 @@ FailureOr<Value> mlir::attn::buildChunkedCausalAttention(
     return failure();
   }
   return buildRewrite(b, op, *plan);
+}
+
+FailureOr<LinearAttentionForm>
+mlir::attn::buildLinearAttentionForm(OpBuilder &b, DotProductAttentionOp op,
+                                     std::string &whyNot) {
+  FailureOr<Plan> plan =
+      analyze(op, /*allowApproximation=*/false, /*chunkSize=*/1, whyNot);
+  if (failed(plan))
+    return failure();
+  if (plan->softmaxApproximation || plan->causal) {
+    whyNot = plan->causal ? "causal" : "softmax";
+    return failure();
+  }
+  OpCost quadratic;
+  if (estimateOpCost(op, quadratic) != CostStatus::Known) {
+    whyNot = "dynamic sizes (the forms are chosen at run time)";
+    return failure();
+  }
+  CreatedOps created;
+  OpBuilder::Listener *previous = b.getListener();
+  b.setListener(&created);
+  LinearAttentionForm form = buildLinearForm(b, op.getLoc(), op, *plan);
+  b.setListener(previous);
+  OpCost linear;
+  for (Operation *newOp : created.ops)
+    if (OpCost cost; estimateOpCost(newOp, cost) == CostStatus::Known)
+      linear += cost;
+  if (linear.macs >= quadratic.macs) {
+    for (Operation *newOp : llvm::reverse(created.ops))
+      newOp->erase();
+    whyNot = "the linear form is not cheaper for these sizes";
+    return failure();
+  }
+  if (form.result.getType() != op.getResult().getType())
+    form.result = tensor::CastOp::create(b, op.getLoc(),
+                                         op.getResult().getType(), form.result);
+  return form;
 }

@@ -90,14 +90,16 @@ func.func @precisions(%q: tensor<?x8xbf16>, %k: tensor<?x8xbf16>, %v: tensor<?x4
 
 // -----
 
-// Nothing to save (linear attention): f and f_grad as without the option.
+// Nothing to save (causal linear attention, whose forms have chunk states,
+// not one context; grad-save-linear-context.mlir has the non-causal form):
+// f and f_grad as without the option.
 // CHECK-LABEL: func.func @linear(
 // CHECK-SAME: -> tensor<16x4xf32> {
 // CHECK-LABEL: func.func @linear_grad(
 // CHECK-SAME: %arg3: tensor<16x4xf32>) -> (
 // CHECK-NOT: attn.saved_statistics
 func.func @linear(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<16x4xf32>) -> tensor<16x4xf32> {
-  %o = attn.dot_product %q, %k, %v norm [sum over keys] feature_map elu_plus_one
+  %o = attn.dot_product %q, %k, %v norm [sum over keys] feature_map elu_plus_one causal
       : tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x4xf32> -> tensor<16x4xf32>
   return %o : tensor<16x4xf32>
 }

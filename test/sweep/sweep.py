@@ -336,6 +336,12 @@ FAMILIES = {
     "linear_grad": (gradient(dot_product("sum over keys",
                                          feature_map=" feature_map elu_plus_one")),
                     ATTENTION_DIMS, []),
+    # The saved context and key sums (--grad-save-statistics) where the
+    # forward is the linear form; nothing saved at the sizes where it is
+    # not (few positions, dynamic sizes).
+    "linear_saved_grad": (gradient(dot_product(
+        "sum over keys", feature_map=" feature_map elu_plus_one")),
+        ATTENTION_DIMS, []),
     "efficient_softmax_grad": (gradient(efficient("softmax")), ATTENTION_DIMS, []),
     # The saved context (--grad-save-statistics): four products, the trace
     # form for static shapes, the sum over positions for a dynamic m.

@@ -119,3 +119,40 @@ for name, g, e in zip("qkv", torch.autograd.grad(out, args, cotangent),
     assert torch.allclose(g, e, rtol=0, atol=1e-12), name
 assert torch.autograd.gradcheck(saving, args)
 print("save_statistics, efficient attention: ok")
+
+# save_statistics with linear attention: the forward is the linear form and
+# also returns its context phi(K)^T V and key sums phi(K)^T 1, which the
+# gradient kernel takes instead of recomputing them.
+LINEAR = """
+func.func @linear(%q: tensor<2x48x16xf64>, %k: tensor<2x40x16xf64>, %v: tensor<2x40x8xf64>) -> tensor<2x48x8xf64> {
+  %o = attn.dot_product %q, %k, %v norm [sum over keys] feature_map elu_plus_one
+      : tensor<2x48x16xf64>, tensor<2x40x16xf64>, tensor<2x40x8xf64> -> tensor<2x48x8xf64>
+  return %o : tensor<2x48x8xf64>
+}
+"""
+
+
+def linear_attention(q, k, v):
+    phi_q, phi_k = (torch.nn.functional.elu(x) + 1 for x in (q, k))
+    return (phi_q @ (phi_k.transpose(1, 2) @ v)) / (
+        phi_q @ phi_k.sum(1, keepdim=True).transpose(1, 2))
+
+
+kernel = attn.compile(LINEAR, save_statistics=True)
+assert kernel.saved_statistics == 2, kernel
+o, context, key_sums = kernel(*args)
+expected = linear_attention(*args)
+phi_k = torch.nn.functional.elu(args[1]) + 1
+assert torch.allclose(o, expected, rtol=0, atol=1e-12)
+assert torch.allclose(context, phi_k.transpose(1, 2) @ args[2], rtol=1e-13,
+                      atol=0)
+assert torch.allclose(key_sums, phi_k.sum(1, keepdim=True), rtol=1e-13,
+                      atol=0)
+saving = attn.torch_op(LINEAR, save_statistics=True)
+out = saving(*args)
+assert torch.allclose(out, expected, rtol=0, atol=1e-12)
+for name, g, e in zip("qkv", torch.autograd.grad(out, args, cotangent),
+                      torch.autograd.grad(expected, args, cotangent)):
+    assert torch.allclose(g, e, rtol=0, atol=1e-12), name
+assert torch.autograd.gradcheck(saving, args)
+print("save_statistics, linear attention: ok")
