@@ -111,13 +111,21 @@ expected = efficient_attention(*args)
 assert torch.allclose(o, expected, rtol=0, atol=1e-12)
 assert torch.allclose(context, torch.softmax(args[1], 1).transpose(1, 2)
                       @ args[2], rtol=0, atol=1e-12)
-saving = attn.torch_op(EFFICIENT, save_statistics=True)
-out = saving(*args)
-assert torch.allclose(out, expected, rtol=0, atol=1e-12)
-for name, g, e in zip("qkv", torch.autograd.grad(out, args, cotangent),
-                      torch.autograd.grad(expected, args, cotangent)):
-    assert torch.allclose(g, e, rtol=0, atol=1e-12), name
-assert torch.autograd.gradcheck(saving, args)
+
+
+def check_saving_op(spec, expected):
+    """torch_op(save_statistics=True): f's own result, and gradients as
+    autograd's of `expected` (and gradcheck's)."""
+    saving = attn.torch_op(spec, save_statistics=True)
+    out = saving(*args)
+    assert torch.allclose(out, expected, rtol=0, atol=1e-12)
+    for name, g, e in zip("qkv", torch.autograd.grad(out, args, cotangent),
+                          torch.autograd.grad(expected, args, cotangent)):
+        assert torch.allclose(g, e, rtol=0, atol=1e-12), name
+    assert torch.autograd.gradcheck(saving, args)
+
+
+check_saving_op(EFFICIENT, expected)
 print("save_statistics, efficient attention: ok")
 
 # save_statistics with linear attention: the forward is the linear form and
@@ -148,11 +156,5 @@ assert torch.allclose(context, phi_k.transpose(1, 2) @ args[2], rtol=1e-13,
                       atol=0)
 assert torch.allclose(key_sums, phi_k.sum(1, keepdim=True), rtol=1e-13,
                       atol=0)
-saving = attn.torch_op(LINEAR, save_statistics=True)
-out = saving(*args)
-assert torch.allclose(out, expected, rtol=0, atol=1e-12)
-for name, g, e in zip("qkv", torch.autograd.grad(out, args, cotangent),
-                      torch.autograd.grad(expected, args, cotangent)):
-    assert torch.allclose(g, e, rtol=0, atol=1e-12), name
-assert torch.autograd.gradcheck(saving, args)
+check_saving_op(LINEAR, expected)
 print("save_statistics, linear attention: ok")
