@@ -776,8 +776,9 @@ bool savesContext(EfficientAttentionOp op) {
 /// phi(K)^T 1) of linear attention `op`: non-causal, no mask, no count
 /// step, f32 or f64, static sizes, no broadcast batch, and where
 /// --attn-reassociate rewrites it to phi(Q) (phi(K)^T V) (fewer MACs than
-/// the quadratic form). @f then computes it in that form, which has the
-/// context, instead of recomputing the context in @f_grad.
+/// the quadratic form, by the formulas the pass's costs follow). @f then
+/// computes it in that form, which has the context, instead of
+/// recomputing the context in @f_grad.
 bool savesLinearContext(DotProductAttentionOp op) {
   if (!hasLinearGradient(op) || op.getLse())
     return false;

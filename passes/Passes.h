@@ -60,9 +60,10 @@ struct LinearAttentionForm {
 };
 
 /// The form --attn-reassociate rewrites non-causal linear attention `op`
-/// to (static sizes, where it needs fewer MACs than the quadratic form),
-/// built before `op` (which stays); fails, saying why in `whyNot`, where
-/// the pass would not rewrite `op` so.
+/// to, built before `op` (which stays), whatever its cost (the caller
+/// decides whether it pays, with the formulas of CostModel.h); fails,
+/// saying why in `whyNot`, where that form does not exist (causal,
+/// softmax, masks, dynamic counts).
 FailureOr<LinearAttentionForm>
 buildLinearAttentionForm(OpBuilder &b, DotProductAttentionOp op,
                          std::string &whyNot);

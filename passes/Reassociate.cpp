@@ -810,26 +810,7 @@ mlir::attn::buildLinearAttentionForm(OpBuilder &b, DotProductAttentionOp op,
     whyNot = plan->causal ? "causal" : "softmax";
     return failure();
   }
-  OpCost quadratic;
-  if (estimateOpCost(op, quadratic) != CostStatus::Known) {
-    whyNot = "dynamic sizes (the forms are chosen at run time)";
-    return failure();
-  }
-  CreatedOps created;
-  OpBuilder::Listener *previous = b.getListener();
-  b.setListener(&created);
   LinearAttentionForm form = buildLinearForm(b, op.getLoc(), op, *plan);
-  b.setListener(previous);
-  OpCost linear;
-  for (Operation *newOp : created.ops)
-    if (OpCost cost; estimateOpCost(newOp, cost) == CostStatus::Known)
-      linear += cost;
-  if (linear.macs >= quadratic.macs) {
-    for (Operation *newOp : llvm::reverse(created.ops))
-      newOp->erase();
-    whyNot = "the linear form is not cheaper for these sizes";
-    return failure();
-  }
   if (form.result.getType() != op.getResult().getType())
     form.result = tensor::CastOp::create(b, op.getLoc(),
                                          op.getResult().getType(), form.result);
