@@ -10,6 +10,7 @@
 #include "codegen/Codegen.h"
 
 #include "codegen/Algorithm.h"
+#include "codegen/HostThreads.h"
 #include "codegen/Schedule.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -575,6 +576,10 @@ struct Kernel::Impl {
   /// AOT only: the loaded runtime's halide_copy_to_host (GPU targets leave
   /// results on the device).
   int (*copyToHost)(void *, halide_buffer_t *) = nullptr;
+  /// AOT only: the loaded runtime's halide_set_custom_do_par_for and its
+  /// own thread pool's loop (HostThreads.h chooses per run).
+  ParallelFor (*setParallelFor)(ParallelFor) = nullptr;
+  ParallelFor ownParallelFor = nullptr;
   /// Held by runInPlace: binding and running share the inputs and outputs.
   std::mutex running;
 
@@ -711,6 +716,14 @@ Kernel::compileAot(func::FuncOp func, const CompileOptions &options,
   if (!impl->copyToHost)
     return emitError(loc, "")
            << library << " has no symbol halide_copy_to_host";
+  impl->setParallelFor = reinterpret_cast<ParallelFor (*)(ParallelFor)>(
+      dlsym(impl->library, "halide_set_custom_do_par_for"));
+  impl->ownParallelFor = reinterpret_cast<ParallelFor>(
+      dlsym(impl->library, "halide_default_do_par_for"));
+  if (!impl->setParallelFor || !impl->ownParallelFor)
+    return emitError(loc, "") << library
+                              << " has no symbol halide_set_custom_do_par_for "
+                                 "or halide_default_do_par_for";
   return std::unique_ptr<Kernel>(new Kernel(std::move(impl)));
 }
 
@@ -964,6 +977,8 @@ LogicalResult Kernel::run() {
     for (Halide::Buffer<> &buffer : k.outputs)
       args.push_back(buffer.raw_buffer());
     lastAotError.clear();
+    k.setParallelFor(processHasOpenMp() ? &openMpParallelFor
+                                        : k.ownParallelFor);
     if (int error = k.entry(args.data()))
       return emitError(k.loc)
              << "running @" << k.name << ": the AOT kernel returned error "
@@ -979,7 +994,10 @@ LogicalResult Kernel::run() {
   }
   return guarded(k.loc, "running @" + k.name, [&] {
     std::vector<Halide::Buffer<>> outputs = k.outputs;
-    k.pipeline.realize(Halide::Realization(outputs), k.target);
+    Halide::JITUserContext context;
+    if (processHasOpenMp())
+      context.handlers.custom_do_par_for = &openMpParallelForJit;
+    k.pipeline.realize(&context, Halide::Realization(outputs), k.target);
     // GPU targets leave the results on the device (a no-op otherwise).
     for (Halide::Buffer<> &buffer : outputs)
       buffer.copy_to_host();
