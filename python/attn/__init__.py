@@ -124,8 +124,9 @@ def compile(spec, func="", *, target="host", aot=False, grad=False,
     save_statistics: as --attn-grad=save-statistics=1 (docs/training.md,
         "Saved statistics"): @func also returns the row log-sum-exp of each
         softmax attention whose gradient is fused and, for f32 and f64, its
-        output, and the normalized context of each softmax attn.efficient,
-        after its own results (Kernel.saved_statistics counts them), and
+        output, the normalized context of each softmax attn.efficient, and
+        the context and key sums of each linear attention computed in
+        linear form, after its own results (Kernel.saved_statistics counts them), and
         with grad=True
         @func_grad takes them after the cotangents.
     pipeline / default_pipeline: as attn-run's --pass-pipeline and

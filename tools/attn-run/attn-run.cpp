@@ -177,8 +177,10 @@ static cl::opt<bool> gradSaveStatistics(
     "grad-save-statistics",
     cl::desc("With --grad: differentiate with --attn-grad=save-statistics=1, "
              "so @f also returns the row log-sum-exp of its softmax "
-             "attention (and, for f32 and f64, its output) and the "
-             "normalized context of its softmax attn.efficient, and @f_grad "
+             "attention (and, for f32 and f64, its output), the "
+             "normalized context of its softmax attn.efficient and the "
+             "context and key sums of its linear attention in linear form, "
+             "and @f_grad "
              "takes them after the cotangents instead of recomputing them. "
              "attn-run runs @f first for them: the kernel of @f for the "
              "gradient kernel, the reference @f for the reference gradient "
