@@ -1,5 +1,4 @@
-//===- HostThreads.h - Which threads run a kernel's parallel loops -*- C++
-//-*-===//
+//===- HostThreads.h - Threads of a kernel's parallel loops -*- C++ -*-===//
 //
 // A kernel that runs inside another program's process shares the cores with
 // that program's thread pool. PyTorch's is OpenMP (libgomp): its workers spin
