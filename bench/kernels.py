@@ -207,8 +207,9 @@ class Kernel:
         """Bytes a deformable row's bilinear samples must read: 4 corners of
         `depth` values per (query, head, level, point), each corner a row of
         the value tensor at a data-dependent offset (the gather ceiling of
-        issue 24 divides them by the probe's random-gather bandwidth); 0 for
-        the other families and for gradient rows."""
+        issue 24 divides them by the probe's gather bandwidth, measured on
+        the same footprint); 0 for the other families and for gradient
+        rows."""
         if self.family != "deformable" or self.grad:
             return 0
         p = self.params
@@ -793,10 +794,13 @@ if __name__ == "__main__":
         sys.exit(0)
     if sys.argv[1:] == ["--gather-table"]:
         # The probe's gather table (bench/run.sh): the deformable encoder's
-        # value tensor, bytes and the floats of one gathered row.
+        # value tensor, its bytes, the floats of one gathered row (D), of
+        # one pixel (heads x D) and its levels (HxW,...).
         encoder = KERNELS_BY_NAME["deformable_encoder"]
+        p = encoder.params
         print(encoder.element_bytes * _elements(encoder.shapes["value"]),
-              encoder.params["depth"])
+              p["depth"], p["heads"] * p["depth"],
+              ",".join(f"{h}x{w}" for h, w in p["levels"]))
         sys.exit(0)
     if sys.argv[1:]:
         sys.exit("usage: kernels.py [--write-specs | --check-specs | "

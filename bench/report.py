@@ -194,7 +194,7 @@ class Ceilings:
     stream_kind names the STREAM kernel (copy or triad) that measured the
     stream bandwidth; read is None for a probe without the read measurement,
     bf16_dot for one without the bf16 dot-product peak (no AVX512-BF16, or a
-    probe older than it), gather for one without the random-gather
+    probe older than it), gather for one without the gather
     bandwidth (the deformable rows' gather ceiling)."""
 
     def __init__(self, rooflines):
@@ -507,7 +507,10 @@ def markdown(rows, verdicts, rooflines, ceilings, attn, meta):
     if ceilings.gather is not None:
         values = [r.get("gather_bandwidth_gbs") for r in rooflines]
         table = rooflines[0].get("gather", {})
-        out.append(f"| random gather, {table.get('row_floats', '?')}-float "
+        footprint = ("bilinear gather, 4 corners of "
+                     if table.get("footprint") == "bilinear"
+                     else "random gather, ")
+        out.append(f"| {footprint}{table.get('row_floats', '?')}-float "
                    f"rows of a {table.get('table_bytes', 0) / 2**20:.1f} MiB "
                    "table (GB/s) | "
                    + " | ".join(_fmt(v, ".1f") for v in values)
@@ -550,7 +553,7 @@ def markdown(rows, verdicts, rooflines, ceilings, attn, meta):
     if gathered:
         out.append("")
         out.append("Deformable rows against the gather ceiling (their corner "
-                   "reads, 4 x D values per sample, at the random-gather "
+                   "reads, 4 x D values per sample, at the probe's gather "
                    "bandwidth):")
         out.append("")
         out.append("| kernel | impl | gathered MB | gather ceiling ms | "

@@ -6,8 +6,8 @@
 #     attn reference runtime on small shapes (bench/check_peers.py);
 #  2. builds the roofline probe with the system g++ and measures the FMA peak,
 #     the bf16 dot-product peak (vdpbf16ps, AVX512-BF16 CPUs only), stream,
-#     read-only and random-gather bandwidth (again at the end of the run: the
-#     larger binds);
+#     read-only and gather bandwidth (deformable attention's bilinear corner
+#     reads); again at the end of the run, and the larger binds;
 #  3. times every kernel of bench/kernels.py with attn-run --bench, then with
 #     PyTorch and ONNX Runtime, all with 2 threads;
 #  4. writes bench/results/<stamp>.json (+ .md) and prints the table.
@@ -114,9 +114,12 @@ case "$LOAD_BEFORE" in
 esac
 
 # The gather ceiling's table: the deformable encoder's value tensor.
-read -r GATHER_BYTES GATHER_ROW_FLOATS < <("$PYTHON" bench/kernels.py --gather-table)
+read -r GATHER_BYTES GATHER_ROW_FLOATS GATHER_PIXEL_FLOATS GATHER_LEVELS \
+  < <("$PYTHON" bench/kernels.py --gather-table)
 PROBE_ARGS=(--threads 2 --gather-table-bytes "$GATHER_BYTES"
-            --gather-row-floats "$GATHER_ROW_FLOATS")
+            --gather-row-floats "$GATHER_ROW_FLOATS"
+            --gather-pixel-floats "$GATHER_PIXEL_FLOATS"
+            --gather-levels "$GATHER_LEVELS")
 echo "bench: roofline probe (start)" >&2
 "$PROBE" "${PROBE_ARGS[@]}" > "$WORK/roofline-start.json"
 for round in $(seq "$ROUNDS"); do

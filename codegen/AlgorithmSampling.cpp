@@ -28,8 +28,13 @@ BilinearCell bilinearCell(Halide::Type type, Expr height, Expr width, Expr x,
                           Expr y, bool alignCorners) {
   Expr w = Halide::cast(type, width), hgt = Halide::cast(type, height);
   Expr one = constant(type, 1.0), half = constant(type, 0.5);
-  Expr px = alignCorners ? x * (w - one) : x * w - half;
-  Expr py = alignCorners ? y * (hgt - one) : y * hgt - half;
+  // Strict: the pixel's floor decides the cell, and a contracted (fused)
+  // x * w - 1/2 rounds differently from the reference's two steps, which
+  // moves a location on a cell boundary into the other cell (the one-sided
+  // location gradient there flips).
+  Expr px = Halide::strict_float(alignCorners ? x * (w - one) : x * w - half);
+  Expr py =
+      Halide::strict_float(alignCorners ? y * (hgt - one) : y * hgt - half);
   // Non-finite locations and pixels far outside the level contribute 0;
   // clamping before the int conversion keeps it defined.
   Expr inside = Halide::is_finite(x) && Halide::is_finite(y) && px >= -one &&
@@ -437,7 +442,8 @@ LogicalResult KernelBuilder::lowerDeformableGrad(Operation *operation) {
   auto staticPoints = Halide::Internal::as_const_int(loc.shape[4]);
   std::map<std::string, int64_t> info = {
       {"depth", staticDepth ? *staticDepth : 0},
-      {"points", staticPoints ? *staticPoints : 0}};
+      {"points", staticPoints ? *staticPoints : 0},
+      {"levels", numLevels}};
   algorithm.ops.push_back({Family::DeformableGradSamples, grads.name(),
                            TensorFunc{grads, gradsShape, type},
                            {{"cells", cells}, {"dots", dots}},

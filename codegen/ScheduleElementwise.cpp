@@ -71,9 +71,39 @@ void mlir::attn::codegen::scheduleElementwise(OpStages &op,
       ctx.vectorWidth(ctx.params.elementwise.vectorWidth, op.result.type));
 }
 
+/// The corner cells (k, p, l, ...) of one (query, head) at `at`, a Tuple
+/// per bilinear corner k of each sample: per level the P points in a vector
+/// and the 4 corners unrolled, so each point's cell (floors, inside test) is
+/// computed once at full width and shared by the corners and the Tuple's
+/// values; with the levels unrolled too (up to kUnrolledLevels), each
+/// level's sizes are constants instead of select chains. Vectorizing the
+/// fused corners and points instead computed the cell in 2-lane pieces on
+/// AVX2, once per corner and Tuple value. A dynamic P (0) vectorizes the
+/// corners.
+static void scheduleCornerCells(Func cells, const Halide::LoopLevel &at,
+                                int64_t points, int64_t levels, int vector) {
+  std::vector<Var> args = cells.args(); // k, p, l, h, q, n
+  Var k = args[0], point = args[1], level = args[2];
+  cells.compute_at(at);
+  if (points <= 0) {
+    cells.vectorize(k);
+    return;
+  }
+  int lanes = static_cast<int>(points);
+  cells.reorder_storage(point, k, level)
+      .reorder(point, k, level)
+      .vectorize(point, std::min(lanes, vector),
+                 lanes <= vector || lanes % vector == 0
+                     ? TailStrategy::RoundUp
+                     : TailStrategy::GuardWithIf)
+      .unroll(k);
+  if (levels > 0 && levels <= kUnrolledLevels)
+    cells.unroll(level);
+}
+
 /// Deformable attention, out (n, q, c = h*D + d): per (query, head), the
 /// corner rows and weights of its L x P samples are computed once
-/// (`_corners`, vectorized across corners and points), then `_heads` sums
+/// (`_corners`, the points of a level in a vector), then `_heads` sums
 /// weight x value row over them, vectorized across the D channels. With a
 /// static D, `_heads` is a D-wide accumulator per (query, head) that stays
 /// in registers, and blocks of queriesPerTask queries run in parallel.
@@ -87,8 +117,8 @@ static void scheduleDeformable(OpStages &op, const ScheduleContext &ctx,
   Var c = args[0], q = args[1];
   std::vector<Var> headArgs = heads.args(); // d, h, q, n
   Var d = headArgs[0];
-  std::vector<Var> cornerArgs = corners.args(); // k, p, l, h, q, n
-  Var k = cornerArgs[0], point = cornerArgs[1];
+  auto points = Halide::Internal::as_const_int(r.y.extent());
+  auto levels = Halide::Internal::as_const_int(r.z.extent());
   int64_t depth = op.info.at("depth");
   SplitChoice block = chooseSplit(op.result.shape[1], p.queriesPerTask);
   Var qblock("qblock"), qi("qi");
@@ -101,7 +131,8 @@ static void scheduleDeformable(OpStages &op, const ScheduleContext &ctx,
     heads.update()
         .reorder(d, r.x, r.y, r.z)
         .vectorize(d, vector, TailStrategy::GuardWithIf);
-    corners.compute_at(out, qi).vectorize(k);
+    scheduleCornerCells(corners, Halide::LoopLevel(out, qi),
+                        points ? *points : 0, levels ? *levels : 0, vector);
     return;
   }
   // One head's D channels at a time: a whole vector of D up to a few
@@ -127,21 +158,8 @@ static void scheduleDeformable(OpStages &op, const ScheduleContext &ctx,
       .reorder(d, r.x, r.y, r.z)
       .vectorize(d, width, updateTail)
       .unroll(r.x);
-  // The corners of one (query, head): 4 x P x L, vectorized across the
-  // corners and points of a level.
-  Var kp("kp");
-  auto points = Halide::Internal::as_const_int(r.y.extent());
-  if (points) {
-    int lanes = static_cast<int>(4 * *points);
-    corners.compute_at(out, head)
-        .fuse(k, point, kp)
-        .vectorize(kp, std::min(lanes, vector), lanes % vector == 0 ||
-                                                        lanes < vector
-                                                    ? TailStrategy::RoundUp
-                                                    : TailStrategy::GuardWithIf);
-  } else {
-    corners.compute_at(out, head).vectorize(k);
-  }
+  scheduleCornerCells(corners, Halide::LoopLevel(out, head),
+                      points ? *points : 0, levels ? *levels : 0, vector);
 }
 
 /// scatter_pixels, out (d, h, row, n): the zeros as any output, then the
@@ -171,28 +189,9 @@ static int channelWidth(int64_t depth, const DeformableParams &p,
   return channels <= p.maxChannelVectors * vector ? channels : vector;
 }
 
-/// The corner cells (k, p, l, ...) of one (query, head) at `at`, vectorized
-/// across the corners and points of a level (as the forward's).
-static void scheduleCells(Func cells, const Halide::LoopLevel &at,
-                          int64_t points, int vector) {
-  std::vector<Var> args = cells.args(); // k, p, l, h, q, n
-  cells.compute_at(at);
-  if (points <= 0) {
-    cells.vectorize(args[0]);
-    return;
-  }
-  Var kp(cells.name() + "_kp");
-  int lanes = static_cast<int>(4 * points);
-  cells.fuse(args[0], args[1], kp)
-      .vectorize(kp, std::min(lanes, vector),
-                 lanes % vector == 0 || lanes < vector
-                     ? TailStrategy::RoundUp
-                     : TailStrategy::GuardWithIf);
-}
-
 /// deformable_grad's sample pass, grads (x, p, l, h, q, n): blocks of
 /// queriesPerTask queries in parallel (with the batch); per (query, head)
-/// the corner cells (scheduleCells) and the corners' dots with the
+/// the corner cells (scheduleCornerCells) and the corners' dots with the
 /// cotangent: each corner's D channels summed into one native vector, then
 /// one vector reduction per level of its 4 P corners' vectors (D a multiple
 /// of the vector and P static; else serial over D), then the 3 gradients
@@ -233,7 +232,8 @@ void mlir::attn::codegen::scheduleDeformableGradSamples(
   }
   parallelOuter(out, qblock, 5);
   Halide::LoopLevel perHead(out, head);
-  scheduleCells(op.stages.at("cells"), perHead, op.info.at("points"), vector);
+  scheduleCornerCells(op.stages.at("cells"), perHead, op.info.at("points"),
+                      op.info.at("levels"), vector);
   dots.compute_at(perHead);
   int64_t depth = op.info.at("depth");
   std::vector<Var> dotArgs = dots.args(); // k, p, l, h, q, n
@@ -306,7 +306,7 @@ void mlir::attn::codegen::scheduleDeformableGradSlice(
 /// deformable_grad's value pass, dvalue (d, h, row, n): the zeros as any
 /// output, then the update over the corners (RDom k, p, l, q) with the D
 /// channels in vectors innermost, the 4 corners unrolled, the corner cells
-/// of each (query, head) computed once (scheduleCells), and the (head,
+/// of each (query, head) computed once (scheduleCornerCells), and the (head,
 /// batch) pairs in parallel: they own disjoint value rows. The corners stay
 /// serial inside a task: two of them may add into the same row.
 void mlir::attn::codegen::scheduleDeformableGradValue(
@@ -331,8 +331,8 @@ void mlir::attn::codegen::scheduleDeformableGradValue(
       .unroll(r.x)
       .fuse(h, n, task)
       .parallel(task);
-  scheduleCells(op.stages.at("cells"), Halide::LoopLevel(out, r.w),
-                op.info.at("points"), vector);
+  scheduleCornerCells(op.stages.at("cells"), Halide::LoopLevel(out, r.w),
+                      op.info.at("points"), op.info.at("levels"), vector);
   op.form += ": each (head, batch index) a parallel task over all queries";
 }
 

@@ -110,6 +110,13 @@ mlir::attn::codegen::sizeThresholds(const ScheduleParams &params,
       {"deformable.maxChannelVectors x vector",
        deformableVector * deformable.maxChannelVectors + 1, 0, kChannelAxis,
        "channels per (query, head) no longer one vector: vector-wide chunks"},
+      {"deformable.vectorWidth + 1", deformableVector + 1, deformableVector,
+       kPointAxis,
+       "the points of a level in more than one vector (a guarded last "
+       "one unless P is a multiple)"},
+      {"kUnrolledLevels + 1", kUnrolledLevels + 1, 0, kLevelAxis,
+       "the corner pass loops over the levels (unrolled up to "
+       "kUnrolledLevels)"},
   };
   // The key split: m static, more than one split, the last one ragged
   // unless m is a multiple (AlgorithmOptions::keySplit; causalKeySplit for
@@ -166,10 +173,9 @@ std::string
 mlir::attn::codegen::sizeThresholdsJson(const ScheduleParams &params,
                                         int vectorWidth) {
   static const std::pair<unsigned, const char *> kAxisNames[] = {
-      {kQueryAxis, "queries"},
-      {kKeyAxis, "keys"},
-      {kFeatureAxis, "features"},
-      {kChannelAxis, "channels"}};
+      {kQueryAxis, "queries"},    {kKeyAxis, "keys"},
+      {kFeatureAxis, "features"}, {kChannelAxis, "channels"},
+      {kPointAxis, "points"},     {kLevelAxis, "levels"}};
   llvm::json::Array thresholds;
   for (const SizeThreshold &t : sizeThresholds(params, vectorWidth)) {
     llvm::json::Array axes;

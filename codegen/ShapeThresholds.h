@@ -42,7 +42,13 @@ enum SizeAxis : unsigned {
   kKeyAxis = 2,     ///< positions reduced over: keys (m), a product's depth
   kFeatureAxis = 4, ///< features and columns: dk, dv, a product's columns
   kChannelAxis = 8, ///< deformable channels per head (D)
+  kPointAxis = 16,  ///< deformable sampling points per level (P)
+  kLevelAxis = 32,  ///< deformable feature levels (L)
 };
+
+/// Levels up to which deformable attention's corner pass is unrolled per
+/// level (Deformable DETR has 4; a long level list stays a loop).
+constexpr int64_t kUnrolledLevels = 8;
 
 /// One size at which a schedule or algorithm changes form for f32.
 struct SizeThreshold {

@@ -1,7 +1,8 @@
 //===- roofline.cpp - Measured FMA and bf16 dot peaks, memory bandwidths --===//
 //
 //   roofline [--threads N] [--repeats R] [--array-mib M]
-//            [--gather-table-bytes B [--gather-row-floats D]]
+//            [--gather-table-bytes B [--gather-row-floats D]
+//             [--gather-pixel-floats S] [--gather-levels HxW,...]]
 //
 // Measures the ceilings of this machine's roofline with N threads (one
 // per core, pinned) and prints them as one JSON object on stdout:
@@ -25,11 +26,14 @@
 //    streams, into several independent vector
 //    accumulators: the ceiling of a kernel that only reads, such as LLM
 //    decode attention (bench/kernels.py says which rows it binds).
-//  - gather bandwidth (with --gather-table-bytes B): every thread reads
-//    rows of D floats (--gather-row-floats, 32) at random offsets of one
-//    table of B bytes, the access of deformable attention's bilinear
-//    corners into its value tensor (bench/run.sh passes the encoder's value
-//    size, which stays in the last-level cache). GB/s of row bytes read.
+//  - gather bandwidth (with --gather-table-bytes B and --gather-levels):
+//    every thread reads the bilinear samples of deformable attention from a
+//    table of B bytes laid out as its value tensor: pixels of S floats
+//    (--gather-pixel-floats, heads x D) level after level (HxW,...), a
+//    sample being the D floats (--gather-row-floats, 32) of a random head
+//    at the 4 corners around a uniformly random pixel of a level.
+//    bench/run.sh passes the encoder's value tensor, which stays in the
+//    last-level cache. GB/s of corner bytes read (4 x D floats a sample).
 //
 // Every figure is the median of R repeats. Built by bench/run.sh with
 // g++ -O3 -march=native -pthread (no -ffast-math: the FMA chains must stay).
@@ -223,8 +227,6 @@ size_t lastLevelCacheBytes() {
 
 // Four doubles, one AVX2 register (two with SSE only: the compiler splits).
 typedef double Double4 __attribute__((vector_size(32)));
-/// Sixteen floats, one AVX-512 register (two AVX2 ones): a gathered row block.
-typedef float Float16 __attribute__((vector_size(64)));
 
 /// Sum of p[0, count) with kReadAccumulators independent vector accumulators,
 /// so the loop is bound by loads, not by the latency of one add chain.
@@ -346,77 +348,136 @@ StreamResult measureStream(size_t elements, unsigned threads, int repeats) {
           maxOf(read)};
 }
 
-/// The random-gather bandwidth: every thread reads `rowFloats`-float rows at
-/// random row offsets of one table of `tableBytes` (shared by the threads,
-/// like the value tensor of deformable attention that its bilinear corners
-/// read), summing them so the reads stay. GB/s counts the row bytes read.
+/// The gather bandwidth (measureGather) with its spread over the repeats.
 struct GatherResult {
   double medianGBs, minGBs, maxGBs;
 };
 
-/// The longest row measured; rows are read whole into this many sums.
-constexpr int kMaxGatherRowFloats = 256;
+/// One feature level of the gathered table: height x width pixels from
+/// pixel `start` on (the levels are stored one after the other).
+struct GatherLevel {
+  long height, width, start;
+};
 
-GatherResult measureGather(size_t tableBytes, int rowFloats, unsigned threads,
-                           int repeats) {
-  size_t rows = tableBytes / (sizeof(float) * rowFloats);
+/// Eight floats, one AVX2 register (half an AVX-512 one): the loads of a
+/// corner row.
+typedef float Float8 __attribute__((vector_size(32)));
+
+/// Sums the 4 corners of every sample: `vectors` (the template's, or the
+/// argument's when it is 0) vectors of 8 floats from each corner. The
+/// level of sample i is i modulo the level count. A constant count unrolls
+/// the loads (a loop over them measured 16-18 GB/s where the unrolled
+/// loads took 25-42 on the AMD EPYC Zen 3 host).
+template <int Vectors>
+double sumCorners(const float *table, const uint32_t *top, size_t samples,
+                  const std::vector<uint32_t> &right,
+                  const std::vector<uint32_t> &below, int vectors) {
+  // Independent sums per corner: no read waits on another's adds.
+  Float8 acc[4] = {};
+  size_t levels = right.size();
+  for (size_t i = 0, level = 0; i < samples; ++i) {
+    const float *corner[4] = {table + top[i], table + top[i] + right[level],
+                              table + top[i] + below[level],
+                              table + top[i] + below[level] + right[level]};
+    for (int b = 0; b < (Vectors ? Vectors : vectors); ++b)
+      for (int k = 0; k < 4; ++k) {
+        Float8 x;
+        std::memcpy(&x, corner[k] + 8 * b, sizeof(x));
+        acc[k] += x;
+      }
+    if (++level == levels)
+      level = 0;
+  }
+  Float8 total = acc[0] + acc[1] + acc[2] + acc[3];
+  double sum = 0;
+  for (int j = 0; j < 8; ++j)
+    sum += total[j];
+  return sum;
+}
+
+/// Reads the bilinear footprint of deformable attention's samples from a
+/// table laid out as its value tensor: pixels of `pixelFloats` floats (heads
+/// x D), level after level. A sample picks the levels in turn (as every
+/// (query, head) samples every level), a head and a pixel (x, y) uniformly
+/// in [0, W - 1) x [0, H - 1), and reads the D floats of its head at the 4
+/// corners (x, y), (x + 1, y), (x, y + 1), (x + 1, y + 1): two pairs of
+/// neighbouring pixels, a level row apart. GB/s of corner bytes read
+/// (4 x D floats per sample).
+GatherResult measureGather(size_t tableBytes, int rowFloats, int pixelFloats,
+                           const std::vector<GatherLevel> &levels,
+                           unsigned threads, int repeats) {
+  size_t pixels = tableBytes / (sizeof(float) * pixelFloats);
   // On 2 MiB pages where the kernel gives them: the ceiling is the cache's,
   // not the TLB's (4 KiB pages would add a page walk to most random rows).
   constexpr size_t kHugePage = size_t(2) << 20;
-  size_t allocated = (rows * rowFloats * sizeof(float) + kHugePage - 1) /
-                     kHugePage * kHugePage;
+  size_t floats = pixels * pixelFloats;
+  size_t allocated =
+      (floats * sizeof(float) + kHugePage - 1) / kHugePage * kHugePage;
   auto *table = static_cast<float *>(std::aligned_alloc(kHugePage, allocated));
   if (table)
     madvise(table, allocated, MADV_HUGEPAGE);
-  if (!table || rows == 0) {
+  if (!table || pixels == 0) {
     std::fprintf(stderr, "roofline: cannot allocate a %zu-byte gather table\n",
                  tableBytes);
     std::exit(1);
   }
   runOnThreads(threads, [&](unsigned t) {
-    for (size_t i = rows * rowFloats * t / threads,
-                end = rows * rowFloats * (t + 1) / threads;
+    for (size_t i = floats * t / threads, end = floats * (t + 1) / threads;
          i < end; ++i)
       table[i] = 1.0f;
   });
-  // Enough rows per thread that a repeat takes tens of milliseconds.
-  const size_t gathers = size_t(1) << 21;
+  int heads = pixelFloats / rowFloats, vectors = rowFloats / 8;
+  // Per level, the offsets of the right-hand and the lower corners from
+  // the top-left one (0 on a level one pixel wide or high).
+  std::vector<uint32_t> right, below;
+  for (const GatherLevel &level : levels) {
+    right.push_back(level.width > 1 ? uint32_t(pixelFloats) : 0);
+    below.push_back(level.height > 1 ? uint32_t(level.width * pixelFloats) : 0);
+  }
+  // Each thread's samples are drawn before the timing: the top-left
+  // corner's float offset, the level being the sample's index modulo the
+  // level count. Drawing them between the reads (a random-number chain
+  // among the loads) measured 3.8 GB/s where the same reads from drawn
+  // offsets took 13-16 GB/s (AMD EPYC Zen 3). 4 bytes a sample, read in
+  // order: a small stream next to the 128-byte corners.
+  const size_t samples = size_t(1) << 19;
+  std::vector<std::vector<uint32_t>> tops(threads);
+  runOnThreads(threads, [&](unsigned t) {
+    uint64_t state = 0x9E3779B97F4A7C15ull * (t + 1);
+    auto draw = [&state](long bound) {
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      return long((state >> 32) * uint64_t(bound) >> 32);
+    };
+    tops[t].resize(samples);
+    for (size_t i = 0; i < samples; ++i) {
+      const GatherLevel &level = levels[i % levels.size()];
+      long x = level.width > 1 ? draw(level.width - 1) : 0;
+      long y = level.height > 1 ? draw(level.height - 1) : 0;
+      long pixel = level.start + y * level.width + x;
+      tops[t][i] = uint32_t(pixel * pixelFloats + draw(heads) * rowFloats);
+    }
+  });
+  // A constant count where there is one: the corner loads unrolled.
+  auto sum = vectors == 1   ? sumCorners<1>
+             : vectors == 2 ? sumCorners<2>
+             : vectors == 4 ? sumCorners<4>
+             : vectors == 8 ? sumCorners<8>
+                            : sumCorners<0>;
   std::vector<double> sums(threads), gbs;
   for (int r = -1; r < repeats; ++r) {
     double seconds = runOnThreads(threads, [&](unsigned t) {
-      uint64_t state = 0x9E3779B97F4A7C15ull * (t + 1) + r;
-      // Independent sums for consecutive rows: no row waits on another's
-      // adds, so the reads of many rows are in flight at once.
-      constexpr int kSums = 4, kBlock = 16;
-      Float16 acc[kSums][kMaxGatherRowFloats / kBlock] = {};
-      int blocks = rowFloats / kBlock;
-      for (size_t g = 0; g < gathers; ++g) {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        size_t row = size_t((state >> 32) * rows >> 32);
-        const float *p = table + row * rowFloats;
-        Float16 *a = acc[g % kSums];
-        for (int b = 0; b < blocks; ++b) {
-          Float16 x;
-          std::memcpy(&x, p + b * kBlock, sizeof(x));
-          a[b] += x;
-        }
-      }
-      double sum = 0;
-      for (int k = 0; k < kSums; ++k)
-        for (int b = 0; b < blocks; ++b)
-          for (int j = 0; j < kBlock; ++j)
-            sum += acc[k][b][j];
-      sums[t] = sum;
+      const uint32_t *top = tops[t].data();
+      sums[t] = sum(table, top, samples, right, below, vectors);
     });
     for (double sum : sums)
-      if (sum != double(gathers) * rowFloats) {
+      if (sum != double(samples) * 4 * rowFloats) {
         std::fprintf(stderr, "roofline: gather check failed: sum %g\n", sum);
         std::exit(1);
       }
     if (r >= 0)
-      gbs.push_back(double(threads) * gathers * rowFloats * sizeof(float) /
+      gbs.push_back(double(threads) * samples * 4 * rowFloats * sizeof(float) /
                     seconds * 1e-9);
   }
   std::free(table);
@@ -424,11 +485,35 @@ GatherResult measureGather(size_t tableBytes, int rowFloats, unsigned threads,
           *std::max_element(gbs.begin(), gbs.end())};
 }
 
+/// Parses --gather-levels "HxW,HxW,...": the levels one after the other.
+std::vector<GatherLevel> parseLevels(const char *text) {
+  std::vector<GatherLevel> levels;
+  long start = 0;
+  const char *p = text;
+  while (*p) {
+    char *end = nullptr;
+    long height = std::strtol(p, &end, 10);
+    if (end == p || *end != 'x')
+      return {};
+    p = end + 1;
+    long width = std::strtol(p, &end, 10);
+    // At most 2^20 a side, as attn's levels; the offsets are 32-bit.
+    if (end == p || (*end && *end != ',') || height <= 0 || width <= 0 ||
+        height > (1 << 20) || width > (1 << 20))
+      return {};
+    levels.push_back({height, width, start});
+    start += height * width;
+    p = *end ? end + 1 : end;
+  }
+  return levels;
+}
+
 [[noreturn]] void usage(const char *message) {
   std::fprintf(stderr,
                "roofline: %s\nusage: roofline [--threads N] [--repeats R] "
                "[--array-mib M] [--gather-table-bytes B "
-               "[--gather-row-floats D]]\n",
+               "[--gather-row-floats D] [--gather-pixel-floats S] "
+               "[--gather-levels HxW,...]]\n",
                message);
   std::exit(2);
 }
@@ -447,7 +532,8 @@ int main(int argc, char **argv) {
   unsigned threads = 2;
   int repeats = 9;
   long arrayMib = 0;
-  long gatherTableBytes = 0, gatherRowFloats = 32;
+  long gatherTableBytes = 0, gatherRowFloats = 32, gatherPixelFloats = 0;
+  std::vector<GatherLevel> gatherLevels;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     if (i + 1 >= argc)
@@ -462,8 +548,36 @@ int main(int argc, char **argv) {
       gatherTableBytes = parsePositive("--gather-table-bytes", argv[++i]);
     else if (flag == "--gather-row-floats")
       gatherRowFloats = parsePositive("--gather-row-floats", argv[++i]);
-    else
+    else if (flag == "--gather-pixel-floats")
+      gatherPixelFloats = parsePositive("--gather-pixel-floats", argv[++i]);
+    else if (flag == "--gather-levels") {
+      gatherLevels = parseLevels(argv[++i]);
+      if (gatherLevels.empty())
+        usage("--gather-levels needs HxW[,HxW...] with sizes in [1, 2^20]");
+    } else
       usage(("unknown flag " + flag).c_str());
+  }
+
+  if (gatherRowFloats % 8)
+    usage("--gather-row-floats must be a multiple of 8");
+  if (gatherPixelFloats == 0)
+    gatherPixelFloats = gatherRowFloats;
+  if (gatherPixelFloats % gatherRowFloats)
+    usage("--gather-pixel-floats must be a multiple of --gather-row-floats");
+  if (gatherTableBytes > 0) {
+    if (gatherLevels.empty())
+      usage("--gather-table-bytes needs --gather-levels");
+    if (gatherTableBytes >= (long(1) << 34))
+      usage("--gather-table-bytes must be below 16 GiB (32-bit offsets)");
+    // Checked before anything is measured: the levels must fit the table.
+    const GatherLevel &last = gatherLevels.back();
+    long tablePixels =
+        gatherTableBytes / long(sizeof(float)) / gatherPixelFloats;
+    if (last.start + last.height * last.width > tablePixels)
+      usage(("the gather levels hold " +
+             std::to_string(last.start + last.height * last.width) +
+             " pixels, the table " + std::to_string(tablePixels))
+                .c_str());
   }
 
   // One FMA is 2 FLOPs per lane: 16 lanes on AVX-512, 8 on AVX2.
@@ -496,12 +610,11 @@ int main(int argc, char **argv) {
   StreamResult stream =
       measureStream(arrayBytes / sizeof(double), threads, repeats);
 
-  if (gatherRowFloats > kMaxGatherRowFloats || gatherRowFloats % 16)
-    usage("--gather-row-floats must be a multiple of 16, at most 256");
   GatherResult gather{};
   if (gatherTableBytes > 0)
-    gather = measureGather(size_t(gatherTableBytes), int(gatherRowFloats),
-                           threads, repeats);
+    gather =
+        measureGather(size_t(gatherTableBytes), int(gatherRowFloats),
+                      int(gatherPixelFloats), gatherLevels, threads, repeats);
 
   double peak = 0;
   for (const PeakResult &r : fma)
@@ -529,10 +642,13 @@ int main(int argc, char **argv) {
   std::printf("  \"read_bandwidth_gbs\": %.2f,\n", stream.readGBs);
   if (gatherTableBytes > 0)
     std::printf("  \"gather_bandwidth_gbs\": %.2f,\n  \"gather\": "
-                "{\"table_bytes\": %ld, \"row_floats\": %ld, \"median_gbs\": "
-                "%.2f, \"min_gbs\": %.2f, \"max_gbs\": %.2f},\n",
+                "{\"table_bytes\": %ld, \"row_floats\": %ld, "
+                "\"pixel_floats\": %ld, \"levels\": %zu, \"footprint\": "
+                "\"bilinear\", \"median_gbs\": %.2f, \"min_gbs\": %.2f, "
+                "\"max_gbs\": %.2f},\n",
                 gather.medianGBs, gatherTableBytes, gatherRowFloats,
-                gather.medianGBs, gather.minGBs, gather.maxGBs);
+                gatherPixelFloats, gatherLevels.size(), gather.medianGBs,
+                gather.minGBs, gather.maxGBs);
   else
     std::printf("  \"gather_bandwidth_gbs\": null,\n");
   std::printf("  \"stream\": {\n    \"array_bytes\": %zu,\n    \"llc_bytes\": "

@@ -149,13 +149,21 @@ LEVEL_SETS = [[(4, 4)], [(8, 8), (4, 4)], [(7, 5), (3, 2), (1, 1)],
               [(16, 16), (8, 8), (4, 4), (2, 2)]]
 
 
+def level_list(d):
+    """The levels of a sampling case: LEVEL_SETS[d["levels"]], or when the
+    levels axis is probed (d["nl"]) that many small levels."""
+    if "nl" in d:
+        return [(2 + i % 3, 1 + i % 2) for i in range(d["nl"])]
+    return LEVEL_SETS[d["levels"]]
+
+
 def sampling(op, align):
     """attn.deformable or attn.bilinear_gather: queries n, channels D,
     heads M, points P over one of LEVEL_SETS."""
     def build(d):
         batch, lq, heads, ch, points = (d["batch"], d["n"], d["heads"],
                                         d["ch"], d["points"])
-        levels = LEVEL_SETS[d["levels"]]
+        levels = level_list(d)
         positions = sum(h * w for h, w in levels)
         nl = len(levels)
         value = tensor([batch, positions, heads, ch])
@@ -271,6 +279,8 @@ def prod(values):
 # Which dims each family has, by axis of codegen's thresholds, and which
 # extra pipelines its exact rewrites run on.
 ATTENTION_DIMS = {"n": "queries", "m": "keys", "dk": "features", "dv": "features"}
+DEFORMABLE_DIMS = {"n": "queries", "ch": "channels", "points": "points",
+                   "nl": "levels"}
 FAMILIES = {
     "softmax": (dot_product("softmax over keys", " scale 0.125"), ATTENTION_DIMS, []),
     "softmax_causal": (dot_product("softmax over keys", " scale 0.125 causal"),
@@ -289,10 +299,10 @@ FAMILIES = {
     "efficient_softmax": (efficient("softmax"), ATTENTION_DIMS, []),
     "efficient_scaling": (efficient("scaling"), ATTENTION_DIMS, []),
     "external": (external, ATTENTION_DIMS, ["attn-lower-double-norm"]),
-    "deformable": (sampling("deformable", False),
-                   {"n": "queries", "ch": "channels"}, ["attn-lower-deformable"]),
-    "deformable_ac": (sampling("deformable", True),
-                      {"n": "queries", "ch": "channels"}, ["attn-lower-deformable"]),
+    "deformable": (sampling("deformable", False), DEFORMABLE_DIMS,
+                   ["attn-lower-deformable"]),
+    "deformable_ac": (sampling("deformable", True), DEFORMABLE_DIMS,
+                      ["attn-lower-deformable"]),
     "bilinear_gather": (sampling("bilinear_gather", False),
                         {"n": "queries", "ch": "channels"}, []),
     # Gradients (docs/training.md): the fused softmax backward, the linear
@@ -400,7 +410,7 @@ def axis_cap(family, dim):
     few vectors past the register-accumulator limit; elementwise rows go
     past one task; positions go past every chunk and split threshold."""
     if family in SAMPLING:
-        return {"n": 300, "ch": 140}[dim]
+        return {"n": 300, "ch": 140, "points": 40, "nl": 12}[dim]
     if dim in ("dk", "dv"):
         elementwise = family in ("scale", "feature_map", "add_bcast", "div_bcast")
         return 9000 if elementwise else 300
