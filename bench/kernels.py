@@ -792,6 +792,13 @@ if __name__ == "__main__":
                      + ", ".join(stale)
                      + " (run python3 bench/kernels.py --write-specs)")
         sys.exit(0)
+    if len(sys.argv) == 3 and sys.argv[1] == "--select":
+        # The rows BENCH_KERNELS selects (bench/run.sh checks it first).
+        try:
+            print("\n".join(kernel.name for kernel in select(sys.argv[2])))
+        except ValueError as error:
+            sys.exit(f"bench: BENCH_KERNELS: {error}")
+        sys.exit(0)
     if sys.argv[1:] == ["--gather-table"]:
         # The probe's gather table (bench/run.sh): the deformable encoder's
         # value tensor, its bytes, the floats of one gathered row (D), of
@@ -804,7 +811,7 @@ if __name__ == "__main__":
         sys.exit(0)
     if sys.argv[1:]:
         sys.exit("usage: kernels.py [--write-specs | --check-specs | "
-                 "--gather-table]")
+                 "--gather-table | --select NAMES]")
     # A quick look at the table of work: python3 bench/kernels.py
     width = max(len(kernel.name) for kernel in KERNELS)
     print(f"{'kernel':<{width}} {'group':<8} {'GFLOP':>9} {'MB':>9} "

@@ -81,9 +81,11 @@ else
   echo "bench: building attn (scripts/setup.sh)" >&2
   scripts/setup.sh >&2
 fi
+PYTHON="$ROOT/.venv/bin/python"
+# A misspelt BENCH_KERNELS fails here, not after the peers and the probe.
+"$PYTHON" bench/kernels.py --select "$KERNELS" > /dev/null || exit 2
 echo "bench: peers (bench/setup_peers.sh)" >&2
 bench/setup_peers.sh >&2
-PYTHON="$ROOT/.venv/bin/python"
 PEERS_PYTHON="$BENCH/.venv-peers/bin/python"
 "$PYTHON" bench/kernels.py --check-specs
 echo "bench: checking the peers against the attn reference runtime" >&2

@@ -40,6 +40,22 @@ static void scheduleQuery(OpStages &op, int vector) {
       .parallel(args.back());
 }
 
+/// Pads the rows of a buffer with the keys innermost when `rowLength` keys
+/// are a multiple of kKeyRowPeriodBytes long. Rows a multiple of 1 KiB
+/// apart fall into a quarter or less of L1's sets (4 KiB apart: the same 4
+/// sets), so a loop that reads a vector of every row in turn evicted its
+/// own rows: keyT's score tiles, read again by every row tile of the query
+/// block (softmax attention, 8 heads, n = m = 4096: 128 -> 121 ms), and a
+/// block's row sums of its scores or weights (n = m = 1024 on AVX2: the
+/// sums took 1.6 of 21 ms). 256 padding bytes per row spread them.
+static void padKeyRows(Func buffer, const Halide::Expr &rowLength) {
+  auto keys = Halide::Internal::as_const_int(rowLength);
+  int bytes = buffer.type().bytes();
+  if (keys && *keys * bytes % kKeyRowPeriodBytes == 0)
+    buffer.bound_storage(buffer.args()[0],
+                         static_cast<int>(*keys) + kKeyRowPaddingBytes / bytes);
+}
+
 void mlir::attn::codegen::scheduleTransposedCopy(Func copy, int vector,
                                                  int64_t rowLength) {
   // Keys per block of the transposition: 4 vectors (64 f32 keys; at
@@ -57,16 +73,9 @@ void mlir::attn::codegen::scheduleTransposedCopy(Func copy, int vector,
       .reorder(lane, args[1], block)
       .vectorize(lane, vector)
       .parallel(args.back());
-  // A score tile reads one row of the copy per feature. Rows a multiple of
-  // 1 KiB apart fall into a quarter or less of L1's sets (4 KiB apart: the
-  // same 4 sets), so the tile, read again by every row tile of the query
-  // block, was evicted from L1 in between: 256 padding bytes per row
-  // spread the rows over the sets (softmax attention, 8 heads,
-  // n = m = 4096: 128 -> 121 ms; n = 1024: 2% faster).
-  int bytes = copy.type().bytes();
-  if (rowLength > 0 && rowLength * bytes % kKeyRowPeriodBytes == 0)
-    copy.bound_storage(args[0], static_cast<int>(rowLength) +
-                                    kKeyRowPaddingBytes / bytes);
+  // A score tile reads one row of the copy per feature.
+  if (rowLength > 0)
+    padKeyRows(copy, Halide::Expr(rowLength));
 }
 
 /// Whether the scores reduce features in pairs of bf16 values (vdpbf16ps;
@@ -88,19 +97,6 @@ static Halide::Expr weightKeys(const OpStages &op) {
   const Halide::RDom &r = op.domains.at("acc");
   return r.dimensions() == 2 ? Halide::Internal::simplify(2 * r.y.extent())
                              : r.x.extent();
-}
-
-/// Pads the rows of a block's scores or weights buffer (key innermost) when
-/// `rowLength` keys are a multiple of kKeyRowPeriodBytes long, as
-/// scheduleTransposedCopy pads keyT: the row sums read a vector of every
-/// row in turn, and rows 4 KiB apart fell into the same L1 sets (softmax
-/// attention, 8 heads, n = m = 1024 on AVX2: the sums took 1.6 of 21 ms).
-static void padKeyRows(Func buffer, const Halide::Expr &rowLength) {
-  auto keys = Halide::Internal::as_const_int(rowLength);
-  int bytes = buffer.type().bytes();
-  if (keys && *keys * bytes % kKeyRowPeriodBytes == 0)
-    buffer.bound_storage(buffer.args()[0],
-                         static_cast<int>(*keys) + kKeyRowPaddingBytes / bytes);
 }
 
 /// keyT (2, key, pair, b...) of the bf16 scores: blocks of keys as in
