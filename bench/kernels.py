@@ -99,7 +99,9 @@ above with:
   runs efficient and linear attention's products on FMAs by default, and
   deformable attention's bilinear samples are no dot products. Where the
   probe measured no bf16 dot peak (no AVX512-BF16; attn has no vdpbf16ps
-  there either), every row uses the FMA peak.
+  there either), or one below the FMA peak (Sapphire Rapids class Intel
+  cores, where attn does not pair either: compute_peak), every row uses
+  the FMA peak.
 - The bandwidth: the stream bandwidth, as for the twin.
 
 A bf16 row's speed-up over attn's own f32 kernel needs the twin timed in
@@ -627,8 +629,12 @@ def memory_bandwidth(kernel, stream_gbs, read_gbs=None):
 def compute_peak(kernel, fma_peak_gflops, bf16_dot_gflops=None):
     """(GFLOP/s, 'fma' or 'bf16_dot') of the kernel's compute term: the bf16
     dot-product peak for a kernel whose compute_ceiling is 'bf16_dot' (when
-    the probe measured one), else the FMA peak."""
-    if kernel.compute_ceiling == "bf16_dot" and bf16_dot_gflops:
+    the probe measured one above the FMA peak), else the FMA peak. Where
+    vdpbf16ps is the slower of the two (Sapphire Rapids class Intel cores),
+    attn multiplies bf16 on FMAs (docs/precision.md), and the ceiling of a
+    bf16 product is the faster instruction's."""
+    if (kernel.compute_ceiling == "bf16_dot" and bf16_dot_gflops
+            and bf16_dot_gflops > fma_peak_gflops):
         return bf16_dot_gflops, "bf16_dot"
     return fma_peak_gflops, "fma"
 

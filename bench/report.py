@@ -254,6 +254,13 @@ def annotate(record, ceilings):
     if kernel.compute_ceiling == "bf16_dot" and ceilings.bf16_dot:
         record["fraction_of_bf16_dot_peak"] = (
             kernel.flops / seconds * 1e-9 / ceilings.bf16_dot)
+        if ceilings.bf16_dot <= peak:
+            # The row's roofline is the FMA peak then (compute_peak).
+            record["bf16_dot_below_fma"] = (
+                f"the bf16 dot peak, {ceilings.bf16_dot:.1f} GFLOP/s, is "
+                f"below the FMA peak, {peak:.1f}: attn multiplies bf16 on "
+                f"FMAs here; {record['fraction_of_fma_peak']:.1%} of the "
+                "FMA peak")
     return record
 
 
@@ -310,6 +317,8 @@ def evaluate_targets(rows, attn_available, attn_reason):
         elif measure == "bf16_dot":
             if "fraction_of_bf16_dot_peak" in attn:
                 verdict.update(value=attn["fraction_of_bf16_dot_peak"])
+                if "bf16_dot_below_fma" in attn:
+                    verdict["note"] = attn["bf16_dot_below_fma"]
             else:
                 verdict.update(status="not measured", value=None,
                                note="the probe measured no bf16 dot "

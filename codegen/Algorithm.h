@@ -95,6 +95,12 @@ struct KernelAlgorithm {
   std::vector<Halide::Argument> arguments() const;
 };
 
+/// Why an op's bf16 products do not pair where the target rules pairs out
+/// (AlgorithmOptions::bf16DotProducts), for --remark-schedule.
+inline constexpr const char *kNoBf16PairsReason =
+    "no bf16 pairs on this target (precision.bf16Pairs: by default CPUs "
+    "whose vdpbf16ps outruns the f32 FMA, Zen 4 and Zen 5; hand schedules)";
+
 /// Algorithmic choices that change the order of a reduction (not its result
 /// beyond rounding). Codegen sets them from the schedule parameters of CPU
 /// targets, so the tuner can drive them.
@@ -130,11 +136,11 @@ struct AlgorithmOptions {
   /// casts, which x86 pattern-matches (F16C, AVX512-BF16).
   bool integerFloat16Casts = false;
   /// Products of bf16 values reduce in pairs (PrecisionParams::bf16Pairs;
-  /// by default where the target has AVX512-BF16: Zen 4, Zen 5, Sapphire
-  /// Rapids): the scores Q K^T of softmax attention on bf16 Q and K reduce
-  /// features in pairs, which Halide lowers to vdpbf16ps (two bf16 products
-  /// per f32 lane). K is then packed as (feature pair, key, 2) so a vector
-  /// holds the pairs of 16 keys.
+  /// by default where the target's vdpbf16ps outruns its f32 FMA: Zen 4,
+  /// Zen 5, not Sapphire Rapids; kNoBf16PairsReason): the scores Q K^T of
+  /// softmax attention on bf16 Q and K reduce features in pairs, which Halide
+  /// lowers to vdpbf16ps (two bf16 products per f32 lane). K is then packed as
+  /// (feature pair, key, 2) so a vector holds the pairs of 16 keys.
   bool bf16DotProducts = false;
   /// attn.attention_grad with the forward's saved lse and output: one pass
   /// over key blocks of gradKeyBlock keys and query blocks of gradQueryBlock

@@ -142,8 +142,8 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
                   *staticKeys > split;
 
   // bf16 Q and K (the arith.extf that attn-widen-to-f32 put before the op)
-  // on an AVX512-BF16 target: the scores reduce features in pairs of the
-  // stored bf16 values, in vdpbf16ps (AlgorithmOptions::bf16DotProducts).
+  // on a target whose vdpbf16ps pays: the scores reduce features in pairs of
+  // the stored bf16 values, in vdpbf16ps (AlgorithmOptions::bf16DotProducts).
   const TensorFunc *queryBf16 = storedBf16(spec.query);
   const TensorFunc *keyBf16 = storedBf16(spec.key);
   auto staticDk = Halide::Internal::as_const_int(dk);
@@ -161,10 +161,11 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   const TensorFunc *valueBf16 = storedBf16(spec.value);
   std::string bf16WeightsUnused;
   if (op->hasAttr(kAllowBf16Products)) {
-    if (!bf16Pairs)
-      bf16WeightsUnused = "the scores are not bf16 pairs (an AVX512-BF16 "
-                          "target, bf16 Q and K, an even static dk, no "
-                          "feature map, not few rows)";
+    if (!options.bf16DotProducts)
+      bf16WeightsUnused = kNoBf16PairsReason;
+    else if (!bf16Pairs)
+      bf16WeightsUnused = "the scores are not bf16 pairs (bf16 Q and K, an "
+                          "even static dk, no feature map, not few rows)";
     else if (!softmaxOverKeys)
       bf16WeightsUnused = "the normalization is not one softmax over keys";
     else if (!valueBf16)

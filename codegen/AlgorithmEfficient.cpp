@@ -53,8 +53,7 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
   auto staticDk = Halide::Internal::as_const_int(dk);
   if (op->hasAttr(kAllowBf16Products)) {
     if (!options.bf16DotProducts)
-      bf16Unused = "no bf16 pairs on this target (precision.bf16Pairs: by "
-                   "default AVX512-BF16 CPUs, hand schedules)";
+      bf16Unused = kNoBf16PairsReason;
     else if (op.getVariant() != EfficientVariant::softmax)
       bf16Unused = "the variant is not softmax";
     else if (!queryBf16 || !storedBf16(op.getKey()) || !valueBf16)

@@ -125,8 +125,7 @@ bool KernelBuilder::bf16ProductPairs(Operation *op, const Expr &inner,
     return false;
   auto depth = Halide::Internal::as_const_int(inner);
   if (!options.bf16DotProducts)
-    whyNot = "no bf16 pairs on this target (precision.bf16Pairs: by default "
-             "AVX512-BF16 CPUs, hand schedules)";
+    whyNot = kNoBf16PairsReason;
   else if (!depth || *depth % 2 != 0 || *depth < 2)
     whyNot = "the contraction dim is not static and even";
   else if (auto columns = Halide::Internal::as_const_int(cols);

@@ -176,8 +176,9 @@ struct GpuParams {
 /// reduce in pairs (the scores Q K^T on bf16 Q and K; with an op's
 /// attn.allow_bf16_products, its rounded weights' products too).
 struct PrecisionParams {
-  /// 1: on targets with bf16 dot products (AVX512-BF16: Zen 4, Zen 5,
-  /// Sapphire Rapids), where Halide makes each pair one vdpbf16ps lane;
+  /// 1: on targets whose bf16 dot product outruns the f32 FMA (Zen 4,
+  /// Zen 5), where Halide makes each pair one vdpbf16ps lane; not on
+  /// Sapphire Rapids, whose vdpbf16ps has half the FMA's FLOP rate;
   /// 2: on every CPU target (without vdpbf16ps the same arithmetic is
   /// slower, but it runs the paired algorithm and its rounding, so tests
   /// check them on any host); 0: never.

@@ -73,8 +73,9 @@ def Attn_DotProductAttentionOp : Attn_InferredShapeOp<"dot_product"> {
     rounded) before the product with V, which then runs on bf16
     dot-product instructions. An exception to the dialect's rounding rule
     that adds at most u (max V - min V) / (1 - u) per output, u = 2^-8
-    (docs/precision.md); code generation uses it where the target has
-    AVX512-BF16, m is static and even and the op has no `with_lse`, and
+    (docs/precision.md); code generation uses it where products pair up
+    (CPUs whose `vdpbf16ps` outruns the f32 FMA, Zen 4 and Zen 5;
+    `precision.bf16Pairs`), m is static and even, the op has no `with_lse`, and
     `attn-compile --remark-schedule` says where and why not. The reference
     runtime computes the unrounded weights. On the linear forms
     (`--attn-reassociate`) the attribute goes to their `attn.matmul`s:
@@ -147,7 +148,7 @@ def Attn_EfficientAttentionOp : Attn_InferredShapeOp<"efficient"> {
     then run on bf16 dot-product instructions. It adds at most
     (2 (max V - min V) + max |V|) u / (1 - u) per output, u = 2^-8
     (docs/precision.md); code generation uses it where products pair up
-    (AVX512-BF16 targets; `precision.bf16Pairs`), dk is static and even and
+    (Zen 4 and Zen 5 targets; `precision.bf16Pairs`), dk is static and even and
     the positions run in chunks, and `attn-compile --remark-schedule` says
     where and why not. The reference runtime computes the unrounded values.
 
@@ -262,7 +263,7 @@ def Attn_MatmulOp : Attn_InferredShapeOp<"matmul"> {
     (`transpose_rhs`: (..., N, K)) -> (..., M, N); leading dims broadcast.
 
     Products of two stored bf16 operands are exact in f32, so on targets
-    with bf16 dot products (AVX512-BF16; `precision.bf16Pairs`) they reduce
+    whose `vdpbf16ps` outruns the f32 FMA (Zen 4, Zen 5; `precision.bf16Pairs`) they reduce
     K in pairs (`vdpbf16ps`) when K is static and even and N > 1. The
     discardable unit attribute `attn.allow_bf16_products` lets the product
     round computed (f32) operands to bf16 first, as PyTorch's bf16 matmuls
