@@ -73,8 +73,13 @@ class Case:
                              if "_bf16_weights" in family else None)
         # The opt-in's paired products (vdpbf16ps on AVX512-BF16) on any
         # host: precision.bf16Pairs=2 takes them without AVX512-BF16 too.
-        self.schedule_params = (["--schedule-param", "precision.bf16Pairs=2"]
-                                if "_bf16_weights" in family else [])
+        # The plain bf16 families pin the unpaired form (f32 FMAs on widened
+        # values; the default where vdpbf16ps does not pay) on every host.
+        self.schedule_params = (
+            ["--schedule-param", "precision.bf16Pairs=2"]
+            if "_bf16_weights" in family else
+            ["--schedule-param", "precision.bf16Pairs=0"]
+            if family.endswith("_bf16") else [])
 
     @property
     def name(self):
@@ -307,6 +312,12 @@ FAMILIES = {
                         {"n": "queries", "ch": "channels"}, []),
     # Gradients (docs/training.md): the fused softmax backward, the linear
     # forms' chains of products over positions and row-local products.
+    # bf16 Q, K, V on f32 FMAs: Q and V widened once into f32 copies.
+    "softmax_bf16": (dot_product("softmax over keys", " scale 0.125",
+                                 dtype="bf16"), ATTENTION_DIMS, []),
+    "softmax_causal_bf16": (dot_product(
+        "softmax over keys", " scale 0.125 causal", dtype="bf16"),
+        ATTENTION_DIMS, []),
     # bf16 Q, K, V with the opt-in to bf16 weights: weights x V in key
     # pairs (vdpbf16ps) where m is even and the scores pair up.
     "softmax_bf16_weights": (dot_product(
