@@ -511,7 +511,7 @@ static bool isRowSum(Operation *op) {
   if (!sum)
     return false;
   int64_t rank = cast<RankedTensorType>(sum.getInput().getType()).getRank();
-  return rank >= 2 && sum.getDim() == rank - 1;
+  return rank >= 2 && static_cast<int64_t>(sum.getDim()) == rank - 1;
 }
 
 /// Whether `value` reaches `target` through the ops of `chain`.
