@@ -581,16 +581,29 @@ def markdown(rows, verdicts, rooflines, ceilings, attn, meta):
         # kernel whose data stays in the last-level cache between runs (the
         # stream and read ceilings are DRAM's), or ceilings measured low
         # because the machine was not idle.
-        cached = [f"{k.name} {r['impl']}" for k, r in above
-                  if r["bound"] == "memory" and k.compulsory_bytes < llc]
-        other = [f"{k.name} {r['impl']}" for k, r in above
-                 if not (r["bound"] == "memory" and k.compulsory_bytes < llc)]
+        # A third, for a peer's compute-bound bf16 row: bf16 matrix
+        # instructions the probe does not measure (oneDNN's AMX tiles on
+        # Intel hosts: docs/performance.md, "Reduced precision").
+        def kind(k, r):
+            if r["bound"] == "memory" and k.compulsory_bytes < llc:
+                return "cached"
+            if k.dtype == "bf16" and r["impl"] != "attn":
+                return "matrix"
+            return "other"
+        cached, matrix, other = ([f"{k.name} {r['impl']}" for k, r in above
+                                  if kind(k, r) == name]
+                                 for name in ("cached", "matrix", "other"))
         out.append("")
         if cached:
             out.append("**Above 100% of the roofline, memory-bound with data "
                        "in the last-level cache** (the stream and read "
                        "ceilings are DRAM bandwidth): " + ", ".join(cached)
                        + ".")
+        if matrix:
+            out.append("**Above 100% of the roofline, a peer's bf16 product** "
+                       "(on bf16 matrix instructions the probe does not "
+                       "measure, such as AMX tiles on Intel hosts): "
+                       + ", ".join(matrix) + ".")
         if other:
             out.append("**Warning: above 100% of the roofline:** "
                        + ", ".join(other) + ". The probe measured the ceilings "
