@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kernels import (GROUPS, KERNELS, KERNELS_BY_NAME, bound,  # noqa: E402
-                     ceiling, roofline_seconds)
+                     ceiling, compute_peak, roofline_seconds)
 
 # The targets of issue 4, item 6 (2 threads).
 TARGETS = [
@@ -254,8 +254,7 @@ def annotate(record, ceilings):
     if kernel.compute_ceiling == "bf16_dot" and ceilings.bf16_dot:
         record["fraction_of_bf16_dot_peak"] = (
             kernel.flops / seconds * 1e-9 / ceilings.bf16_dot)
-        if ceilings.bf16_dot <= peak:
-            # The row's roofline is the FMA peak then (compute_peak).
+        if compute_peak(kernel, peak, ceilings.bf16_dot)[1] == "fma":
             record["bf16_dot_below_fma"] = (
                 f"the bf16 dot peak, {ceilings.bf16_dot:.1f} GFLOP/s, is "
                 f"below the FMA peak, {peak:.1f}: attn multiplies bf16 on "
@@ -584,15 +583,15 @@ def markdown(rows, verdicts, rooflines, ceilings, attn, meta):
         # A third, for a peer's compute-bound bf16 row: bf16 matrix
         # instructions the probe does not measure (oneDNN's AMX tiles on
         # Intel hosts: docs/performance.md, "Reduced precision").
-        def kind(k, r):
+        cached, matrix, other = [], [], []
+        for k, r in above:
             if r["bound"] == "memory" and k.compulsory_bytes < llc:
-                return "cached"
-            if k.dtype == "bf16" and r["impl"] != "attn":
-                return "matrix"
-            return "other"
-        cached, matrix, other = ([f"{k.name} {r['impl']}" for k, r in above
-                                  if kind(k, r) == name]
-                                 for name in ("cached", "matrix", "other"))
+                kind = cached
+            elif k.dtype == "bf16" and r["impl"] != "attn":
+                kind = matrix
+            else:
+                kind = other
+            kind.append(f"{k.name} {r['impl']}")
         out.append("")
         if cached:
             out.append("**Above 100% of the roofline, memory-bound with data "
