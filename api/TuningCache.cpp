@@ -92,7 +92,7 @@ ArrayRef<ScheduleKnob> mlir::attn::tuning::scheduleKnobs() {
                 128, 256),
       ATTN_KNOB(chunkedProduct, tileRows, 1, 64, false, 1, 2, 4, 8),
       ATTN_KNOB(chunkedProduct, chunkMaxima, 0, 1, false, 0, 1),
-      ATTN_KNOB(chunkedProduct, prefetchBlocks, 0, 16, false, 0, 1, 2),
+      ATTN_KNOB(chunkedProduct, prefetchBlocks, -1, 16, false, 0, 1, 2),
       ATTN_KNOB(elementwise, vectorWidth, 0, 64, true, 0, 4, 8, 16),
       ATTN_KNOB(precision, bf16Pairs, 0, 2, false, 0, 1, 2),
       ATTN_KNOB(gpu, tileX, 1, 1024, false, 8, 16, 32),

@@ -122,11 +122,13 @@ struct ChunkedProductParams {
   /// one block).
   int positionBlock = 64;
   /// Blocks ahead that the register tiles prefetch the rows of the streamed
-  /// operand (V, when it is an input buffer); 0: no prefetch. Every tile of
-  /// a block reads the same rows of V, so without it the first tile waited
-  /// on memory for the whole block's rows while the others waited on
-  /// nothing (efficient attention at n = 65536: 7% faster with 1).
-  int prefetchBlocks = 1;
+  /// operand (V, when it is an input buffer); 0: no prefetch; -1: by target
+  /// (scheduleKernel): 1 on AMD Zen cores, 0 elsewhere. Every tile of a
+  /// block reads the same rows of V, so without it the first tile waited on
+  /// memory for the whole block's rows while the others waited on nothing
+  /// (efficient attention at n = 65536 on Zen 5: 7% faster with 1). On an
+  /// Intel Emerald Rapids host the same prefetches made it 1.7x slower.
+  int prefetchBlocks = -1;
   int tileRows = 4; ///< register tile height, in rows of the product
   /// 1: attn.efficient's softmax over positions takes its max per chunk in
   /// the chunk's task (AlgorithmOptions::efficientChunk); 0: in a pass of
