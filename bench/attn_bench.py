@@ -11,9 +11,9 @@ kernel and group names, as BENCH_KERNELS does) it runs
 
 (a gradient row, group "backward": the spec of its forward row, plus
 --grad, so @<func>_grad is timed with a random cotangent; softmax,
-efficient and linear rows also --grad-save-statistics: @f_grad takes the
-lse and output, or the context (and key sums), that attn-run computes
-with @f first,
+efficient, linear and external rows also --grad-save-statistics: @f_grad
+takes the lse and output, the context (and key sums) or the weights that
+attn-run computes with @f first,
 untimed, as the peers' backward takes what their forward saved) with
 HL_NUM_THREADS=2 (the size of Halide's thread pool), once with N = 1
 to learn the time of one run, then with N chosen to fill `--budget` seconds

@@ -58,9 +58,11 @@ counts follow the same rules, applied to that function:
                 D = rowsum(dO * O) is rowsum(P * dP), elementwise);
     efficient   2 (n + m) dk dv: 2x the forward's, the context being
                 saved by the forward (--grad-save-statistics);
-    linear      as efficient with dv + 1 columns ([V 1]): 2.5x at n = m;
-    external    X Mk^T recomputed plus 2 products per forward product:
-                5 n S d MACs, 2.5x;
+    linear      as efficient with dv + 1 columns ([V 1]): 2x, the context
+                and key sums being saved by the forward;
+    external    2 products per forward product: 4 n S d MACs, 2x, the
+                weights P = softmax over positions of X Mk^T being saved
+                by the forward (--grad-save-statistics);
     deformable  per (query, head, level, point, channel) the bilinear
                 sample recomputed (4 MACs), 2 x (4 + 1) backward MACs
                 (value and corner-weight gradients of the sample, weight
@@ -151,7 +153,8 @@ class Kernel:
     # SDPA's backward gets from its forward too; efficient attention's
     # normalized context, dk x dv, where autograd keeps both softmaxes'
     # weights and the context; linear attention's context and key sums,
-    # where autograd keeps phi(K)^T V).
+    # where autograd keeps phi(K)^T V; external attention's weights, the
+    # softmax over positions, which autograd keeps too).
     saved_statistics: bool = False
     # The element type of every tensor of the spec (ELEMENT_BYTES). A bf16
     # row (bf16_row()) names the row computing the same in f32, whose attn
@@ -439,9 +442,11 @@ def gradient(kernel):
       the context and key sums the forward saved (--grad-save-statistics),
       as autograd keeps phi(K)^T V; recomputing them (without the option)
       adds m dk (dv + 1). 2x the forward's.
-    - external: A = X Mk^T recomputed (n S d); dA' = dO Mv^T,
-      dMv = A'^T dO, dX = dA Mk, dMk = dA^T X (n S d each): 5 n S d MACs
-      (dv = d), 2.5x the forward's.
+    - external: dA' = dO Mv^T, dMv = A'^T dO, dX = dA Mk, dMk = dA^T X
+      (n S d each): 4 n S d MACs (dv = d), 2x the forward's. attn's row
+      takes the weights P = softmax over positions of X Mk^T that the
+      forward saved (--grad-save-statistics), as autograd keeps them;
+      recomputing them (without the option) adds n S d.
     - deformable: per (query, head, level, point, channel) the bilinear
       sample s = sum over 4 corners of b_c V_c recomputed (4 MACs); the
       weighted sum out = sum w s gives dw += dO s and ds = w dO (1 each),
@@ -461,7 +466,7 @@ def gradient(kernel):
     elif kernel.family == "linear":
         macs = (2 * p["m"] + 2 * p["n"]) * p["dk"] * (p["dv"] + 1)
     elif kernel.family == "external":
-        macs = 5 * p["n"] * p["slots"] * p["d"]
+        macs = 4 * p["n"] * p["slots"] * p["d"]
     elif kernel.family == "deformable":
         macs = 14 * (p["batch"] * p["queries"] * p["heads"]
                      * len(p["levels"]) * p["points"] * p["depth"])
@@ -471,7 +476,8 @@ def gradient(kernel):
     return replace(
         kernel, name=f"{kernel.name}_grad", group="backward", grad=True,
         forward=kernel.name, flops=2 * macs,
-        saved_statistics=kernel.family in ("softmax", "efficient", "linear"),
+        saved_statistics=kernel.family in ("softmax", "efficient", "linear",
+                                           "external"),
         compulsory_bytes=F32_BYTES * (2 * arguments + _elements(kernel.output)))
 
 

@@ -212,6 +212,14 @@ public:
     savedLinearContext[op] = {context, keySums};
   }
 
+  /// The saved weights that stand for the result of `firstStep`, the first
+  /// attn.normalize of a double-normalized attention (save-statistics):
+  /// the forward ops read them instead, so the scores are not recomputed.
+  void saveWeights(NormalizeOp firstStep, Value weights) {
+    firstStep.getResult().replaceAllUsesWith(weights);
+    savedResults[firstStep] = weights;
+  }
+
   /// Emits the adjoint rule of `op` given its result's adjoint.
   LogicalResult differentiate(Operation *op);
 
@@ -258,6 +266,13 @@ private:
   llvm::DenseMap<Value, Value> adjoints;
   llvm::DenseMap<Operation *, Value> savedLse, savedOutput, savedContext;
   llvm::DenseMap<Operation *, std::pair<Value, Value>> savedLinearContext;
+  llvm::DenseMap<Operation *, Value> savedResults;
+  /// `op`'s result, or the saved value that stands for it.
+  Value resultOf(Operation *op) const {
+    if (Value saved = savedResults.lookup(op))
+      return saved;
+    return op->getResult(0);
+  }
 };
 
 Value Differentiator::zerosLike(Location loc, Value like) {
@@ -518,7 +533,7 @@ void Differentiator::deformable(DeformableAttentionOp op, Value g) {
 ///   count    dx = g / length (a count of g)
 void Differentiator::normalize(NormalizeOp op, Value g) {
   Location loc = op.getLoc();
-  Value x = op.getInput(), y = op.getResult();
+  Value x = op.getInput(), y = resultOf(op);
   int64_t dim = op.getDim();
   auto centered = [&]() {
     Value dot = ReduceSumOp::create(b, loc, MulOp::create(b, loc, g, y), dim);
@@ -608,7 +623,7 @@ LogicalResult Differentiator::differentiate(Operation *op) {
     return op->emitError("--attn-grad has no adjoint rule for '")
            << op->getName() << "'";
   }
-  Value g = adjointOf(op->getResult(0));
+  Value g = adjointOf(resultOf(op));
   if (!g)
     return success(); // the result does not reach any output
   Location loc = op->getLoc();
@@ -812,10 +827,60 @@ bool savesLinearContext(DotProductAttentionOp op) {
          quadraticAttentionMacs(batch, n, m, dk, dv).value;
 }
 
+/// Whether save-statistics saves the weights of double-normalized
+/// attention `op`: attn.external, or attn.dot_product that --attn-grad
+/// lowers to primitives with steps over queries or more than one step,
+/// whose first step is a softmax, on f32 or f64. @f then computes `op` in
+/// primitive form and returns P, the first step's result (n x m, EANet's
+/// softmax over positions: 4096 x 64 at n = 4096, S = 64); @f_grad takes it
+/// instead of recomputing the scores, one product, and the softmax, whose
+/// backward needs only P (PyTorch's autograd keeps these weights too).
+bool savesWeights(Operation *op, const NoGradArgs &noGrad) {
+  Type element;
+  if (auto external = dyn_cast<ExternalAttentionOp>(op)) {
+    element = external.getType().getElementType();
+  } else if (auto attention = dyn_cast<DotProductAttentionOp>(op)) {
+    if (attention.getLse() || hasLinearGradient(attention) ||
+        hasFusedSoftmaxGradient(attention, noGrad))
+      return false;
+    SmallVector<NormStepAttr> steps;
+    for (Attribute attr : attention.getNorm())
+      if (cast<NormStepAttr>(attr).getKind() != NormKind::none)
+        steps.push_back(cast<NormStepAttr>(attr));
+    bool overQueries = llvm::any_of(steps, [](NormStepAttr step) {
+      return step.getAxis() == NormAxis::queries;
+    });
+    if (steps.empty() || steps.front().getKind() != NormKind::softmax ||
+        (steps.size() == 1 && !overQueries))
+      return false;
+    element = attention.getResult().getType().getElementType();
+  } else {
+    return false;
+  }
+  return (element.isF32() || element.isF64()) &&
+         reducedPrecisionBlocker(op).empty();
+}
+
+/// `op` (savesWeights) replaced by its primitive form; returns the form's
+/// first attn.normalize, whose result is the weights.
+FailureOr<NormalizeOp> lowerSavingWeights(Operation *op) {
+  OpBuilder b(op);
+  std::string whyNot;
+  FailureOr<DoubleNormForm> form = buildDoubleNormForm(b, op, whyNot);
+  if (failed(form) || !form->firstStep)
+    return op->emitError("--attn-grad=save-statistics: no primitive form to "
+                         "save the weights of: ")
+           << whyNot;
+  op->getResult(0).replaceAllUsesWith(form->result);
+  op->erase();
+  return form->firstStep;
+}
+
 /// The ops of `f`'s body whose gradient takes what the forward saves
 /// (save-statistics), in order: attention ops whose gradient is one
-/// attn.attention_grad (their row log-sum-exp, and output) and
-/// attn.efficient ops (their normalized context).
+/// attn.attention_grad (their row log-sum-exp, and output), attn.efficient
+/// ops (their normalized context), linear attention (its context and key
+/// sums) and double-normalized attention (its weights).
 SmallVector<Operation *> opsWithSavedValues(func::FuncOp f,
                                             const NoGradArgs &noGrad) {
   SmallVector<Operation *> ops;
@@ -824,7 +889,7 @@ SmallVector<Operation *> opsWithSavedValues(func::FuncOp f,
     auto efficient = dyn_cast<EfficientAttentionOp>(op);
     if ((attention && (hasFusedSoftmaxGradient(attention, noGrad) ||
                        savesLinearContext(attention))) ||
-        (efficient && savesContext(efficient)))
+        (efficient && savesContext(efficient)) || savesWeights(&op, noGrad))
       ops.push_back(&op);
   }
   return ops;
@@ -920,7 +985,20 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
   if (saveStatistics) {
     savingOps = opsWithSavedValues(f, noGrad);
     cloneOps = opsWithSavedValues(grad, noGrad);
+    // Double-normalized attention in primitive form, in f and in the clone;
+    // both lists then name the first step's attn.normalize.
+    for (SmallVector<Operation *> *ops : {&savingOps, &cloneOps})
+      for (Operation *&op : *ops) {
+        if (!savesWeights(op, noGrad))
+          continue;
+        FailureOr<NormalizeOp> firstStep = lowerSavingWeights(op);
+        if (failed(firstStep))
+          return failure();
+        op = *firstStep;
+      }
     for (Operation *&op : savingOps) {
+      if (isa<NormalizeOp>(op))
+        continue;
       if (auto attention = dyn_cast<DotProductAttentionOp>(op)) {
         if (!savesLinearContext(attention))
           op = withLse(attention);
@@ -968,8 +1046,9 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
   }
   // The saved statistics follow the cotangents (the ABI, docs/training.md):
   // per op its lse, then its output if it is saved too; or its context,
-  // then a linear attention's key sums. Each is marked with its kind,
-  // "lse", "output", "context" or "key_sums" (tools name them so).
+  // then a linear attention's key sums; or its weights. Each is marked with
+  // its kind, "lse", "output", "context", "key_sums" or "weights" (tools
+  // name them so).
   SmallVector<std::pair<Value, StringRef>> forwardSaved;
   auto addSaved = [&](Value saved, StringRef kind) {
     Value arg = body.addArgument(saved.getType(), f.getLoc());
@@ -978,6 +1057,11 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
     return arg;
   };
   for (auto [savingOp, op] : llvm::zip_equal(savingOps, cloneOps)) {
+    if (auto weights = dyn_cast<NormalizeOp>(savingOp)) {
+      differentiator.saveWeights(cast<NormalizeOp>(op),
+                                 addSaved(weights.getResult(), "weights"));
+      continue;
+    }
     if (auto linear = dyn_cast<DotProductAttentionOp>(savingOp);
         linear && savesLinearContext(linear)) {
       // @f computes the linear form, whose context (and key sums) it saves.

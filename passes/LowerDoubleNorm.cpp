@@ -53,9 +53,10 @@ std::string whyNotLowered(const AttentionSpec &spec) {
 }
 
 /// Emits the primitive form of `spec` and returns its result, cast to
-/// `resultType` when that is more (or less) static than the inferred type.
-Value buildLowered(PatternRewriter &b, Location loc, const AttentionSpec &spec,
-                   Type resultType) {
+/// `resultType` when that is more (or less) static than the inferred type;
+/// `firstStep` (if given) gets the attn.normalize of the first step.
+Value buildLowered(OpBuilder &b, Location loc, const AttentionSpec &spec,
+                   Type resultType, NormalizeOp *firstStep = nullptr) {
   Value q = spec.query, k = spec.key;
   if (spec.featureMap != FeatureMap::identity) {
     q = FeatureMapOp::create(b, loc, spec.featureMap, q);
@@ -85,8 +86,11 @@ Value buildLowered(PatternRewriter &b, Location loc, const AttentionSpec &spec,
           llvm::APFloat(softmax ? -std::numeric_limits<double>::infinity()
                                 : 0.0));
     int64_t dim = step.getAxis() == NormAxis::keys ? rank - 1 : rank - 2;
-    scores = NormalizeOp::create(b, loc, step.getKind(), scores, dim,
-                                 step.getEps());
+    auto normalize =
+        NormalizeOp::create(b, loc, step.getKind(), scores, dim, step.getEps());
+    if (firstStep && !*firstStep)
+      *firstStep = normalize;
+    scores = normalize;
     hiddenAreZero = step.getKind() != NormKind::sum ||
                     step.getAxis() == NormAxis::keys || !step.getEps().isZero();
   }
@@ -106,6 +110,34 @@ SmallVector<NormStepAttr> effectiveSteps(ArrayAttr norm) {
   return steps;
 }
 
+/// What attn.dot_product `op` computes.
+AttentionSpec specOf(DotProductAttentionOp op) {
+  AttentionSpec spec;
+  spec.query = op.getQuery();
+  spec.key = op.getKey();
+  spec.value = op.getValue();
+  spec.mask = op.getMask();
+  spec.steps = effectiveSteps(op.getNorm());
+  spec.scale = op.getScale().convertToDouble();
+  spec.featureMap = op.getFeatureMap();
+  spec.causal = op.getCausal();
+  return spec;
+}
+
+/// EANet: A = X Mk^T, softmax over the n positions, sum over the S slots.
+AttentionSpec specOf(ExternalAttentionOp op) {
+  MLIRContext *context = op.getContext();
+  AttentionSpec spec;
+  spec.query = op.getInput();
+  spec.key = op.getMemoryKey();
+  spec.value = op.getMemoryValue();
+  spec.steps = {
+      NormStepAttr::get(context, NormKind::softmax, NormAxis::queries,
+                        llvm::APFloat(0.0)),
+      NormStepAttr::get(context, NormKind::sum, NormAxis::keys, op.getEps())};
+  return spec;
+}
+
 struct LowerDotProduct : OpRewritePattern<DotProductAttentionOp> {
   LowerDotProduct(MLIRContext *context,
                   std::function<bool(DotProductAttentionOp)> lowerAlso)
@@ -121,15 +153,7 @@ struct LowerDotProduct : OpRewritePattern<DotProductAttentionOp> {
       return rewriter.notifyMatchFailure(
           op, "it returns its row log-sum-exp (`with_lse`), which the "
               "primitive form does not compute");
-    AttentionSpec spec;
-    spec.query = op.getQuery();
-    spec.key = op.getKey();
-    spec.value = op.getValue();
-    spec.mask = op.getMask();
-    spec.steps = effectiveSteps(op.getNorm());
-    spec.scale = op.getScale().convertToDouble();
-    spec.featureMap = op.getFeatureMap();
-    spec.causal = op.getCausal();
+    AttentionSpec spec = specOf(op);
     std::string whyNot = lowerAlso && lowerAlso(op) ? "" : whyNotLowered(spec);
     if (!whyNot.empty())
       return rewriter.notifyMatchFailure(op, whyNot);
@@ -139,7 +163,6 @@ struct LowerDotProduct : OpRewritePattern<DotProductAttentionOp> {
   }
 };
 
-/// EANet: A = X Mk^T, softmax over the n positions, sum over the S slots.
 struct LowerExternal : OpRewritePattern<ExternalAttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -147,17 +170,8 @@ struct LowerExternal : OpRewritePattern<ExternalAttentionOp> {
                                 PatternRewriter &rewriter) const override {
     if (std::string blocker = reducedPrecisionBlocker(op); !blocker.empty())
       return rewriter.notifyMatchFailure(op, blocker);
-    MLIRContext *context = op.getContext();
-    AttentionSpec spec;
-    spec.query = op.getInput();
-    spec.key = op.getMemoryKey();
-    spec.value = op.getMemoryValue();
-    spec.steps = {
-        NormStepAttr::get(context, NormKind::softmax, NormAxis::queries,
-                          llvm::APFloat(0.0)),
-        NormStepAttr::get(context, NormKind::sum, NormAxis::keys, op.getEps())};
-    rewriter.replaceOp(op, buildLowered(rewriter, op.getLoc(), spec,
-                                        op.getType()));
+    rewriter.replaceOp(
+        op, buildLowered(rewriter, op.getLoc(), specOf(op), op.getType()));
     return success();
   }
 };
@@ -177,6 +191,38 @@ struct AttnLowerDoubleNormPass
 };
 
 } // namespace
+
+FailureOr<DoubleNormForm> mlir::attn::buildDoubleNormForm(OpBuilder &b,
+                                                          Operation *op,
+                                                          std::string &whyNot) {
+  AttentionSpec spec;
+  Type resultType;
+  if (auto external = dyn_cast<ExternalAttentionOp>(op)) {
+    spec = specOf(external);
+    resultType = external.getType();
+  } else if (auto attention = dyn_cast<DotProductAttentionOp>(op)) {
+    if (attention.getLse()) {
+      whyNot = "it returns its row log-sum-exp (`with_lse`)";
+      return failure();
+    }
+    spec = specOf(attention);
+    whyNot = whyNotLowered(spec);
+    if (!whyNot.empty())
+      return failure();
+    resultType = attention.getResult().getType();
+  } else {
+    whyNot = "not attn.external or attn.dot_product";
+    return failure();
+  }
+  if (whyNot = reducedPrecisionBlocker(op); !whyNot.empty())
+    return failure();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op);
+  DoubleNormForm form;
+  form.result =
+      buildLowered(b, op->getLoc(), spec, resultType, &form.firstStep);
+  return form;
+}
 
 void mlir::attn::populateLowerDoubleNormPatterns(
     RewritePatternSet &patterns,

@@ -68,6 +68,22 @@ FailureOr<LinearAttentionForm>
 buildLinearAttentionForm(OpBuilder &b, DotProductAttentionOp op,
                          std::string &whyNot);
 
+/// Double-normalized attention in primitive form: the scores, one
+/// attn.normalize per step, the product with V.
+struct DoubleNormForm {
+  Value result;
+  /// The attn.normalize of the first step: its result is the weights a
+  /// gradient can take from the forward instead of recomputing the scores.
+  NormalizeOp firstStep;
+};
+
+/// The form --attn-lower-double-norm rewrites `op` to (attn.external, or
+/// attn.dot_product with steps over queries or more than one step), built
+/// before `op` (which stays); fails, saying why in `whyNot`, for any other
+/// op.
+FailureOr<DoubleNormForm> buildDoubleNormForm(OpBuilder &b, Operation *op,
+                                              std::string &whyNot);
+
 /// The rewrite of --attn-widen-to-f32 on the ops under `root`: each attn op
 /// with bf16 or f16 operands or results computes in f32, between one
 /// arith.extf per 16-bit value it reads and arith.truncf of its results.

@@ -126,7 +126,8 @@ def compile(spec, func="", *, target="host", aot=False, grad=False,
         softmax attention whose gradient is fused and, for f32 and f64, its
         output, the normalized context of each softmax attn.efficient, and
         the context and key sums of each linear attention computed in
-        linear form, after its own results (Kernel.saved_statistics counts them), and
+        linear form and the weights of each double-normalized attention
+        (EANet), after its own results (Kernel.saved_statistics counts them), and
         with grad=True
         @func_grad takes them after the cotangents.
     pipeline / default_pipeline: as attn-run's --pass-pipeline and

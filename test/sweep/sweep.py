@@ -369,6 +369,9 @@ FAMILIES = {
     "efficient_softmax_saved_grad": (gradient(efficient("softmax")),
                                      ATTENTION_DIMS, []),
     "external_grad": (gradient(external), ATTENTION_DIMS, []),
+    # The saved weights (--grad-save-statistics): the forward in primitive
+    # form returns the softmax over positions; four products.
+    "external_saved_grad": (gradient(external), ATTENTION_DIMS, []),
     "matmul": (matmul(False, False), {"n": "queries", "m": "keys", "dv": "features"}, []),
     "matmul_tl": (matmul(True, False), {"n": "queries", "m": "keys", "dv": "features"}, []),
     "matmul_tr": (matmul(False, True), {"n": "queries", "m": "keys", "dv": "features"}, []),

@@ -166,8 +166,9 @@ static cl::opt<bool> gradSaveStatistics(
              "(after its results) the row log-sum-exp of each softmax "
              "attention whose gradient is attn.attention_grad (and, for "
              "f32 and f64, its output), the normalized context of each "
-             "softmax attn.efficient and the context and key sums of each "
-             "linear attention computed in linear form, and f_grad "
+             "softmax attn.efficient, the context and key sums of each "
+             "linear attention computed in linear form and the weights of "
+             "each double-normalized attention, and f_grad "
              "takes them after the cotangents instead of recomputing them "
              "(docs/training.md)"),
     cl::cat(compileCategory));

@@ -178,15 +178,17 @@ static cl::opt<bool> gradSaveStatistics(
     cl::desc("With --grad: differentiate with --attn-grad=save-statistics=1, "
              "so @f also returns the row log-sum-exp of its softmax "
              "attention (and, for f32 and f64, its output), the "
-             "normalized context of its softmax attn.efficient and the "
-             "context and key sums of its linear attention in linear form, "
-             "and @f_grad "
+             "normalized context of its softmax attn.efficient, the "
+             "context and key sums of its linear attention in linear form "
+             "and the weights of its double-normalized attention (EANet's "
+             "softmax over positions), and @f_grad "
              "takes them after the cotangents instead of recomputing them. "
              "attn-run runs @f first for them: the kernel of @f for the "
              "gradient kernel, the reference @f for the reference gradient "
              "(--reference, --check, --check-grad); --save-inputs writes "
              "them as "
-             "DIR/lse<i>.npy, DIR/output<i>.npy and DIR/context<i>.npy"),
+             "DIR/lse<i>.npy, DIR/output<i>.npy, DIR/context<i>.npy, "
+             "DIR/key_sums<i>.npy and DIR/weights<i>.npy"),
     cl::cat(runCategory));
 static cl::list<std::string> cotangentFiles(
     "cotangent",

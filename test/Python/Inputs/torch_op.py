@@ -158,3 +158,31 @@ assert torch.allclose(key_sums, phi_k.sum(1, keepdim=True), rtol=1e-13,
                       atol=0)
 check_saving_op(LINEAR, expected)
 print("save_statistics, linear attention: ok")
+
+# save_statistics with double normalization (EANet's, here on batched
+# queries and keys): the forward runs the primitive form and also returns
+# the weights P, the softmax over queries of the scores, which the gradient
+# kernel takes instead of recomputing the scores.
+DOUBLE_NORM = """
+func.func @double_norm(%q: tensor<2x48x16xf64>, %k: tensor<2x40x16xf64>, %v: tensor<2x40x8xf64>) -> tensor<2x48x8xf64> {
+  %o = attn.dot_product %q, %k, %v norm [softmax over queries, sum over keys eps 1.0e-9]
+      : tensor<2x48x16xf64>, tensor<2x40x16xf64>, tensor<2x40x8xf64> -> tensor<2x48x8xf64>
+  return %o : tensor<2x48x8xf64>
+}
+"""
+
+
+def double_norm_attention(q, k, v):
+    weights = torch.softmax(q @ k.transpose(1, 2), 1)
+    return (weights / (weights.sum(-1, keepdim=True) + 1e-9)) @ v
+
+
+kernel = attn.compile(DOUBLE_NORM, save_statistics=True)
+assert kernel.saved_statistics == 1, kernel
+o, weights = kernel(*args)
+expected = double_norm_attention(*args)
+assert torch.allclose(o, expected, rtol=0, atol=1e-12)
+assert torch.allclose(weights, torch.softmax(args[0] @ args[1].transpose(1, 2),
+                                             1), rtol=0, atol=1e-12)
+check_saving_op(DOUBLE_NORM, expected)
+print("save_statistics, double normalization: ok")
