@@ -95,6 +95,15 @@ private:
   llvm::SmallPtrSet<Operation *, 4> keep;
 };
 
+/// The normalization steps of `op` without its `none` steps.
+SmallVector<NormStepAttr> normSteps(DotProductAttentionOp op) {
+  SmallVector<NormStepAttr> steps;
+  for (Attribute attr : op.getNorm())
+    if (cast<NormStepAttr>(attr).getKind() != NormKind::none)
+      steps.push_back(cast<NormStepAttr>(attr));
+  return steps;
+}
+
 /// Attention whose gradient --attn-grad writes as attention ops again
 /// (Differentiator::linearAttention): no mask, not causal, and one step
 /// that is `none`, `count over keys` or `sum over keys` (or no step). These
@@ -103,10 +112,7 @@ private:
 bool hasLinearGradient(DotProductAttentionOp op) {
   if (op.getMask() || op.getCausal())
     return false;
-  SmallVector<NormStepAttr> steps;
-  for (Attribute attr : op.getNorm())
-    if (cast<NormStepAttr>(attr).getKind() != NormKind::none)
-      steps.push_back(cast<NormStepAttr>(attr));
+  SmallVector<NormStepAttr> steps = normSteps(op);
   if (steps.empty())
     return true;
   return steps.size() == 1 && steps[0].getAxis() == NormAxis::keys &&
@@ -145,10 +151,7 @@ bool hasFusedSoftmaxGradient(DotProductAttentionOp op,
                              const NoGradArgs &noGrad) {
   if (Value mask = op.getMask(); mask && !isGradientFree(mask, noGrad))
     return false;
-  SmallVector<NormStepAttr> steps;
-  for (Attribute attr : op.getNorm())
-    if (cast<NormStepAttr>(attr).getKind() != NormKind::none)
-      steps.push_back(cast<NormStepAttr>(attr));
+  SmallVector<NormStepAttr> steps = normSteps(op);
   return steps.size() == 1 && steps[0].getAxis() == NormAxis::keys &&
          steps[0].getKind() == NormKind::softmax;
 }
@@ -843,10 +846,7 @@ bool savesWeights(Operation *op, const NoGradArgs &noGrad) {
     if (attention.getLse() || hasLinearGradient(attention) ||
         hasFusedSoftmaxGradient(attention, noGrad))
       return false;
-    SmallVector<NormStepAttr> steps;
-    for (Attribute attr : attention.getNorm())
-      if (cast<NormStepAttr>(attr).getKind() != NormKind::none)
-        steps.push_back(cast<NormStepAttr>(attr));
+    SmallVector<NormStepAttr> steps = normSteps(attention);
     bool overQueries = llvm::any_of(steps, [](NormStepAttr step) {
       return step.getAxis() == NormAxis::queries;
     });
