@@ -838,20 +838,13 @@ bool savesLinearContext(DotProductAttentionOp op) {
 /// softmax over positions: 4096 x 64 at n = 4096, S = 64); @f_grad takes it
 /// instead of recomputing the scores, one product, and the softmax, whose
 /// backward needs only P (PyTorch's autograd keeps these weights too).
-bool savesWeights(Operation *op, const NoGradArgs &noGrad) {
+bool savesWeights(Operation *op) {
   Type element;
   if (auto external = dyn_cast<ExternalAttentionOp>(op)) {
     element = external.getType().getElementType();
   } else if (auto attention = dyn_cast<DotProductAttentionOp>(op)) {
-    if (attention.getLse() || hasLinearGradient(attention) ||
-        hasFusedSoftmaxGradient(attention, noGrad))
-      return false;
-    SmallVector<NormStepAttr> steps = normSteps(attention);
-    bool overQueries = llvm::any_of(steps, [](NormStepAttr step) {
-      return step.getAxis() == NormAxis::queries;
-    });
-    if (steps.empty() || steps.front().getKind() != NormKind::softmax ||
-        (steps.size() == 1 && !overQueries))
+    if (!isDoubleNormalization(attention) ||
+        normSteps(attention).front().getKind() != NormKind::softmax)
       return false;
     element = attention.getResult().getType().getElementType();
   } else {
@@ -889,7 +882,7 @@ SmallVector<Operation *> opsWithSavedValues(func::FuncOp f,
     auto efficient = dyn_cast<EfficientAttentionOp>(op);
     if ((attention && (hasFusedSoftmaxGradient(attention, noGrad) ||
                        savesLinearContext(attention))) ||
-        (efficient && savesContext(efficient)) || savesWeights(&op, noGrad))
+        (efficient && savesContext(efficient)) || savesWeights(&op))
       ops.push_back(&op);
   }
   return ops;
@@ -989,7 +982,7 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
     // both lists then name the first step's attn.normalize.
     for (SmallVector<Operation *> *ops : {&savingOps, &cloneOps})
       for (Operation *&op : *ops) {
-        if (!savesWeights(op, noGrad))
+        if (!savesWeights(op))
           continue;
         FailureOr<NormalizeOp> firstStep = lowerSavingWeights(op);
         if (failed(firstStep))

@@ -192,6 +192,10 @@ struct AttnLowerDoubleNormPass
 
 } // namespace
 
+bool mlir::attn::isDoubleNormalization(DotProductAttentionOp op) {
+  return !op.getLse() && whyNotLowered(specOf(op)).empty();
+}
+
 FailureOr<DoubleNormForm> mlir::attn::buildDoubleNormForm(OpBuilder &b,
                                                           Operation *op,
                                                           std::string &whyNot) {

@@ -77,6 +77,10 @@ struct DoubleNormForm {
   NormalizeOp firstStep;
 };
 
+/// Whether --attn-lower-double-norm rewrites `op`: steps over queries or
+/// more than one step, and no row log-sum-exp result.
+bool isDoubleNormalization(DotProductAttentionOp op);
+
 /// The form --attn-lower-double-norm rewrites `op` to (attn.external, or
 /// attn.dot_product with steps over queries or more than one step), built
 /// before `op` (which stays); fails, saying why in `whyNot`, for any other
