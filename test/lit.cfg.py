@@ -59,6 +59,13 @@ if os.path.exists("/etc/OpenCL/vendors") and os.listdir("/etc/OpenCL/vendors"):
     config.available_features.add("opencl")
 if os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("cuda-toolkit")
+# An AVX-512 CPU (bench/hand's yardsticks are written in its intrinsics).
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        if "avx512f" in cpuinfo.read().split():
+            config.available_features.add("avx512-host")
+except OSError:
+    pass
 # Halide's runtime headers (HalideRuntime.h, HalideRuntimeCuda.h), for apps
 # built in tests.
 try:

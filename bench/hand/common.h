@@ -1,0 +1,175 @@
+//===- common.h - Shared pieces of the hand-written yardsticks ------------===//
+//
+// What both hand-written kernels need: AVX-512 exp, a spinning barrier for a
+// persistent pinned thread pool, and the timing of each phase of each run.
+// The yardsticks are written the way a careful engineer would write the
+// kernel by hand, so that attn's time can be compared with hand-written code
+// of the same algorithm in the same run (docs/performance.md, "Hand-written
+// yardsticks").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_BENCH_HAND_COMMON_H
+#define ATTN_BENCH_HAND_COMMON_H
+
+#if !defined(__AVX512F__)
+#error "the hand-written yardsticks need AVX-512 (build with -march=native on an AVX-512 host)"
+#endif
+
+#include <immintrin.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace hand {
+
+using Clock = std::chrono::steady_clock;
+
+/// exp(x) for the softmax weights (x <= 0 after the max is subtracted):
+/// 2^(x log2 e) as 2^k times a degree-6 polynomial of the fraction, within
+/// 2 ulp of expf on [-88, 0]; below -88 the weight is 0 to f32 precision.
+inline __m512 exp16(__m512 x) {
+  x = _mm512_max_ps(x, _mm512_set1_ps(-88.f));
+  __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(1.44269504f));
+  __m512 k =
+      _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 f = _mm512_sub_ps(t, k); // in [-0.5, 0.5]
+  __m512 p = _mm512_set1_ps(1.535336e-4f);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.339887e-3f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.618437e-3f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550332e-2f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402264e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931472e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, k);
+}
+
+inline void pinToCpu(unsigned cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/// A barrier that spins: the phases are a few milliseconds, and waking a
+/// sleeping thread would cost more than the phase boundaries should.
+class Barrier {
+public:
+  explicit Barrier(int threads) : threads(threads) {}
+  void wait() {
+    int generation = this->generation.load();
+    if (arrived.fetch_add(1) + 1 == threads) {
+      arrived = 0;
+      this->generation.fetch_add(1);
+      return;
+    }
+    while (this->generation.load() == generation)
+      _mm_pause();
+  }
+
+private:
+  std::atomic<int> arrived{0}, generation{0};
+  int threads;
+};
+
+/// One step of a kernel: `parallel` runs on every thread (its index and the
+/// thread count), `serial` (if any) on thread 0 afterwards, both timed
+/// together as the phase `name`.
+struct Phase {
+  std::string name;
+  std::function<void(unsigned, unsigned)> parallel;
+  std::function<void()> serial;
+};
+
+/// Runs the phases `repeats` times on `threads` pinned threads (created
+/// once) and prints the median of each phase's and the whole run's time,
+/// the first run left out (warm-up).
+inline void runAndReport(const char *kernel, long n, unsigned threads,
+                         int repeats, const std::vector<Phase> &phases) {
+  std::vector<std::vector<Clock::time_point>> marks(
+      repeats, std::vector<Clock::time_point>(phases.size() + 1));
+  Barrier barrier(threads);
+  auto worker = [&](unsigned thread) {
+    pinToCpu(thread);
+    for (int run = 0; run < repeats; ++run) {
+      barrier.wait();
+      if (thread == 0)
+        marks[run][0] = Clock::now();
+      for (size_t p = 0; p < phases.size(); ++p) {
+        phases[p].parallel(thread, threads);
+        barrier.wait();
+        if (thread == 0) {
+          if (phases[p].serial)
+            phases[p].serial();
+          marks[run][p + 1] = Clock::now();
+        }
+        barrier.wait();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back(worker, t);
+  for (std::thread &t : pool)
+    t.join();
+  auto median = [&](size_t from, size_t to) {
+    std::vector<double> ms;
+    for (int run = 1; run < repeats; ++run)
+      ms.push_back(std::chrono::duration<double, std::milli>(
+                       marks[run][to] - marks[run][from])
+                       .count());
+    std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+    return ms[ms.size() / 2];
+  };
+  std::printf("hand %s n=%ld threads=%u: median %.4f ms over %d runs", kernel,
+              n, threads, median(0, phases.size()), repeats - 1);
+  for (size_t p = 0; p < phases.size(); ++p)
+    std::printf("; %s %.4f ms", phases[p].name.c_str(), median(p, p + 1));
+  std::printf("\n");
+}
+
+/// `count` floats, 64-byte aligned, filled by `fill(index)`.
+inline float *allocate(long count, const std::function<float(long)> &fill) {
+  size_t bytes = (size_t(count) * sizeof(float) + 63) / 64 * 64;
+  auto *data = static_cast<float *>(std::aligned_alloc(64, bytes));
+  if (!data) {
+    std::fprintf(stderr, "hand: cannot allocate %zu bytes\n", bytes);
+    std::exit(1);
+  }
+  for (long i = 0; i < count; ++i)
+    data[i] = fill(i);
+  return data;
+}
+
+/// Parses `argv`: n (positive, a multiple of `multiple`), threads, repeats.
+inline void parseArguments(int argc, char **argv, long multiple, long &n,
+                           unsigned &threads, int &repeats) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s N THREADS REPEATS\n", argv[0]);
+    std::exit(2);
+  }
+  n = std::atol(argv[1]);
+  threads = unsigned(std::atoi(argv[2]));
+  repeats = std::atoi(argv[3]);
+  if (n <= 0 || n % multiple != 0 || threads == 0 || repeats < 2) {
+    std::fprintf(stderr,
+                 "%s: N must be a positive multiple of %ld, THREADS at "
+                 "least 1, REPEATS at least 2\n",
+                 argv[0], multiple);
+    std::exit(2);
+  }
+}
+
+} // namespace hand
+
+#endif // ATTN_BENCH_HAND_COMMON_H

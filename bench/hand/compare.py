@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Times attn's kernels against hand-written AVX-512 code of the same
+algorithm, alternating the two in one run (bench/hand/README.md).
+
+    python3 bench/hand/compare.py [--pairs P] [--peers] [--attn-run PATH]
+                                  [--json OUT]
+
+Builds the yardsticks (g++ -O3 -march=native, needs AVX-512) and the
+roofline probe into bench/build/, measures the roofline, then for every
+case runs attn (`attn-run SPEC --random 1 --bench R`, HL_NUM_THREADS=2) and
+the hand-written kernel (2 threads) alternately P times, and prints per
+case the medians, the median of the per-pair ratios attn / hand, and each
+one's fraction of the roofline (bench/kernels.py's FLOPs and compulsory
+bytes, against the higher of the probe's two readings, as bench/run.sh's
+report does). With --peers, each pair also times the row's PyTorch peers
+(bench/peers.py in the peers' venv, bench/setup_peers.sh), so the ratios to
+PyTorch come from the same minutes. Exits 1 when a run or a yardstick's
+own check fails.
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(BENCH))
+import kernels  # noqa: E402  (bench/kernels.py: FLOPs and bytes per row)
+
+SOURCES = ("efficient_forward", "efficient_backward")
+# (row of bench/kernels.py, yardstick, n, repeats per timing)
+CASES = [
+    ("efficient_n4096", "efficient_forward", 4096, 300),
+    ("efficient_n16384", "efficient_forward", 16384, 100),
+    ("efficient_n65536", "efficient_forward", 65536, 30),
+    ("efficient_n65536_grad", "efficient_backward", 65536, 20),
+]
+MEDIAN = re.compile(r"median ([0-9.]+) ms")
+
+
+def build(out_dir):
+    out_dir.mkdir(parents=True, exist_ok=True)
+    flags = ["g++", "-O3", "-march=native", "-std=c++17", "-pthread"]
+    binaries = {}
+    for name in SOURCES:
+        source = BENCH / "hand" / f"{name}.cpp"
+        binary = out_dir / f"hand_{name}"
+        if not binary.exists() or binary.stat().st_mtime < max(
+                source.stat().st_mtime,
+                (BENCH / "hand" / "common.h").stat().st_mtime):
+            subprocess.run(flags + ["-o", str(binary), str(source)],
+                           check=True)
+        binaries[name] = binary
+    probe = out_dir / "roofline"
+    source = BENCH / "roofline" / "roofline.cpp"
+    if not probe.exists() or probe.stat().st_mtime < source.stat().st_mtime:
+        subprocess.run(flags + ["-o", str(probe), str(source)], check=True)
+    return binaries, probe
+
+
+def median_ms(command, env):
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    match = MEDIAN.search(result.stdout)
+    if result.returncode != 0 or not match:
+        sys.exit(f"hand: {' '.join(map(str, command))} failed "
+                 f"(exit {result.returncode}):\n{result.stdout}{result.stderr}")
+    return float(match.group(1)), result.stdout
+
+
+def torch_peer_ms(row):
+    """The fastest PyTorch peer's median for `row` (bench/peers.py)."""
+    python = BENCH / ".venv-peers" / "bin" / "python"
+    if not python.exists():
+        sys.exit("hand: --peers needs the peers' venv: run bench/setup_peers.sh")
+    out = subprocess.run([str(python), str(BENCH / "peers.py"), "--kernels",
+                          row, "--budget", "1"], capture_output=True,
+                         text=True, check=True).stdout
+    times = [r["median_ms"] for r in json.loads(out)["results"]
+             if r["impl"].startswith("torch.") and r.get("agrees", True)]
+    if not times:
+        sys.exit(f"hand: no PyTorch peer timed {row}")
+    return min(times)
+
+
+def probe_roofline(probe):
+    out = subprocess.run([str(probe), "--threads", "2", "--repeats", "5"],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", type=int, default=7,
+                        help="alternations of attn and hand per case")
+    parser.add_argument("--attn-run", default=str(ROOT / "build/bin/attn-run"))
+    parser.add_argument("--peers", action="store_true",
+                        help="also time the PyTorch peers in every pair")
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args()
+    if args.pairs < 1:
+        parser.error("--pairs must be at least 1")
+    binaries, probe = build(BENCH / "build")
+    env = dict(os.environ, HL_NUM_THREADS="2")
+    start = probe_roofline(probe)
+    results = []
+    for row, yardstick, n, repeats in CASES:
+        kernel = kernels.KERNELS_BY_NAME[row]
+        attn_cmd = [args.attn_run, str(kernel.spec), "--random", "1", "--bench",
+                    str(repeats), "--quiet"]
+        if kernel.grad:  # as bench/attn_bench.py times the row
+            attn_cmd.append("--grad")
+            if kernel.saved_statistics:
+                attn_cmd.append("--grad-save-statistics")
+        hand_cmd = [str(binaries[yardstick]), str(n), "2", str(repeats + 1)]
+        attn_ms, hand_ms, ratios, torch_ms = [], [], [], []
+        for _ in range(args.pairs):
+            a, _ = median_ms(attn_cmd, env)
+            h, _ = median_ms(hand_cmd, env)
+            attn_ms.append(a)
+            hand_ms.append(h)
+            ratios.append(a / h)
+            if args.peers:
+                torch_ms.append(torch_peer_ms(row))
+        results.append(dict(row=row, yardstick=yardstick, n=n,
+                            attn_ms=attn_ms, hand_ms=hand_ms,
+                            attn_over_hand=ratios, torch_ms=torch_ms))
+        print(f"hand: {row}: attn {statistics.median(attn_ms):.3f} ms, hand "
+              f"{statistics.median(hand_ms):.3f} ms, attn/hand "
+              f"{statistics.median(ratios):.2f}", file=sys.stderr)
+    end = probe_roofline(probe)
+    fma = max(start["fma_peak_gflops"], end["fma_peak_gflops"])
+    stream = max(start["stream_bandwidth_gbs"], end["stream_bandwidth_gbs"])
+    read = max(start["read_bandwidth_gbs"], end["read_bandwidth_gbs"])
+    print(f"roofline: FMA peak {start['fma_peak_gflops']:.0f} / "
+          f"{end['fma_peak_gflops']:.0f} GFLOP/s, stream "
+          f"{start['stream_bandwidth_gbs']:.1f} / "
+          f"{end['stream_bandwidth_gbs']:.1f} GB/s (start / end; the higher "
+          f"is used)\n")
+    peers = " torch ms | torch / attn | torch / hand |" if args.peers else ""
+    print("| row | pairs | attn ms | hand ms | attn / hand (median of pairs)"
+          " | attn of roofline | hand of roofline |" + peers)
+    print("|---|---:|---:|---:|---:|---:|---:|" + "---:|" * (3 * args.peers))
+    for r in results:
+        kernel = kernels.KERNELS_BY_NAME[r["row"]]
+        roof_ms = 1e3 * kernels.roofline_seconds(kernel, fma, stream, read)
+        a, h = statistics.median(r["attn_ms"]), statistics.median(r["hand_ms"])
+        r.update(roofline_ms=roof_ms, attn_fraction=roof_ms / a,
+                 hand_fraction=roof_ms / h)
+        line = (f"| {r['row']} | {len(r['attn_ms'])} | {a:.3f} | {h:.3f} | "
+                f"{statistics.median(r['attn_over_hand']):.2f} | "
+                f"{100 * roof_ms / a:.1f}% | {100 * roof_ms / h:.1f}% |")
+        if r["torch_ms"]:
+            # Per pair: each ratio from the same minutes.
+            per_attn = [t / x for t, x in zip(r["torch_ms"], r["attn_ms"])]
+            per_hand = [t / x for t, x in zip(r["torch_ms"], r["hand_ms"])]
+            line += (f" {statistics.median(r['torch_ms']):.3f} | "
+                     f"{statistics.median(per_attn):.2f}x | "
+                     f"{statistics.median(per_hand):.2f}x |")
+        print(line)
+    if args.json:
+        Path(args.json).write_text(json.dumps(
+            dict(roofline_start=start, roofline_end=end, results=results),
+            indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
