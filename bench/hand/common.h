@@ -151,16 +151,19 @@ inline float *allocate(long count, const std::function<float(long)> &fill) {
   return data;
 }
 
-/// Parses `argv`: n (positive, a multiple of `multiple`), threads, repeats.
-inline void parseArguments(int argc, char **argv, long multiple, long &n,
+/// Parses argv[first], argv[first + 1], argv[first + 2] (the last
+/// arguments): n (positive, a multiple of `multiple`), threads, repeats.
+/// `usage` names the arguments for the message on a wrong count.
+inline void parseArguments(int argc, char **argv, int first,
+                           const char *usage, long multiple, long &n,
                            unsigned &threads, int &repeats) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: %s N THREADS REPEATS\n", argv[0]);
+  if (argc != first + 3) {
+    std::fprintf(stderr, "usage: %s %s\n", argv[0], usage);
     std::exit(2);
   }
-  n = std::atol(argv[1]);
-  threads = unsigned(std::atoi(argv[2]));
-  repeats = std::atoi(argv[3]);
+  n = std::atol(argv[first]);
+  threads = unsigned(std::atoi(argv[first + 1]));
+  repeats = std::atoi(argv[first + 2]);
   if (n <= 0 || n % multiple != 0 || threads == 0 || repeats < 2) {
     std::fprintf(stderr,
                  "%s: N must be a positive multiple of %ld, THREADS at "

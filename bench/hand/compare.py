@@ -32,13 +32,17 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 import kernels  # noqa: E402  (bench/kernels.py: FLOPs and bytes per row)
 
-SOURCES = ("efficient_forward", "efficient_backward")
-# (row of bench/kernels.py, yardstick, n, repeats per timing)
+SOURCES = ("linear_forms_forward", "efficient_backward")
+# (row of bench/kernels.py, yardstick, its arguments before THREADS and
+# REPEATS, repeats per timing)
 CASES = [
-    ("efficient_n4096", "efficient_forward", 4096, 300),
-    ("efficient_n16384", "efficient_forward", 16384, 100),
-    ("efficient_n65536", "efficient_forward", 65536, 30),
-    ("efficient_n65536_grad", "efficient_backward", 65536, 20),
+    ("efficient_n4096", "linear_forms_forward", ["efficient", "4096"], 300),
+    ("efficient_n16384", "linear_forms_forward", ["efficient", "16384"], 100),
+    ("efficient_n65536", "linear_forms_forward", ["efficient", "65536"], 30),
+    ("linear_n4096", "linear_forms_forward", ["linear", "4096"], 300),
+    ("linear_n16384", "linear_forms_forward", ["linear", "16384"], 100),
+    ("linear_n65536", "linear_forms_forward", ["linear", "65536"], 30),
+    ("efficient_n65536_grad", "efficient_backward", ["65536"], 20),
 ]
 MEDIAN = re.compile(r"median ([0-9.]+) ms")
 
@@ -108,7 +112,7 @@ def main():
     env = dict(os.environ, HL_NUM_THREADS="2")
     start = probe_roofline(probe)
     results = []
-    for row, yardstick, n, repeats in CASES:
+    for row, yardstick, yardstick_args, repeats in CASES:
         kernel = kernels.KERNELS_BY_NAME[row]
         attn_cmd = [args.attn_run, str(kernel.spec), "--random", "1", "--bench",
                     str(repeats), "--quiet"]
@@ -116,7 +120,8 @@ def main():
             attn_cmd.append("--grad")
             if kernel.saved_statistics:
                 attn_cmd.append("--grad-save-statistics")
-        hand_cmd = [str(binaries[yardstick]), str(n), "2", str(repeats + 1)]
+        hand_cmd = ([str(binaries[yardstick])] + yardstick_args +
+                    ["2", str(repeats + 1)])
         attn_ms, hand_ms, ratios, torch_ms = [], [], [], []
         for _ in range(args.pairs):
             a, _ = median_ms(attn_cmd, env)
@@ -126,7 +131,7 @@ def main():
             ratios.append(a / h)
             if args.peers:
                 torch_ms.append(torch_peer_ms(row))
-        results.append(dict(row=row, yardstick=yardstick, n=n,
+        results.append(dict(row=row, yardstick=[yardstick] + yardstick_args,
                             attn_ms=attn_ms, hand_ms=hand_ms,
                             attn_over_hand=ratios, torch_ms=torch_ms))
         print(f"hand: {row}: attn {statistics.median(attn_ms):.3f} ms, hand "

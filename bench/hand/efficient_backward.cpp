@@ -279,7 +279,8 @@ int main(int argc, char **argv) {
   long n;
   unsigned threads;
   int repeats;
-  hand::parseArguments(argc, argv, kChunk, n, threads, repeats);
+  hand::parseArguments(argc, argv, 1, "N THREADS REPEATS", kChunk, n, threads,
+                       repeats);
   std::srand(1);
   auto uniform = [](long) { return float(std::rand()) / float(RAND_MAX); };
   auto zero = [](long) { return 0.0f; };
