@@ -61,6 +61,70 @@ inline void pinToCpu(unsigned cpu) {
   pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
+/// The bench rows' shapes: dk features, dv columns, positions per chunk
+/// task and per block of a chunk.
+constexpr int kFeatures = 32, kColumns = 64, kChunk = 1024, kBlock = 64;
+
+/// What a chunk task leaves for the merge: its partial product (K^T V, or
+/// the gradient's P^T dE) and its column maxima and sums (the maxima: the
+/// softmax over positions only).
+struct ChunkPartial {
+  alignas(64) float product[kFeatures * kColumns];
+  alignas(64) float max[kFeatures];
+  alignas(64) float sum[kFeatures];
+};
+
+/// partial (kFeatures x kColumns) += weights^T rows over one block:
+/// weights kBlock x kFeatures (in L1), rows kBlock x kColumns (streamed),
+/// in register tiles of 4 features x kColumns, so every tile reads the
+/// block's rows from L1 (K^T V, and the gradient's P^T dE).
+inline void addBlockProduct(float *partial, const float *weights,
+                            const float *rows) {
+  for (int d0 = 0; d0 < kFeatures; d0 += 4) {
+    __m512 acc[4][4];
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < 4; ++c)
+        acc[r][c] = _mm512_load_ps(partial + (d0 + r) * kColumns + 16 * c);
+    for (int i = 0; i < kBlock; ++i) {
+      const float *row = rows + i * kColumns;
+      __m512 v0 = _mm512_loadu_ps(row), v1 = _mm512_loadu_ps(row + 16),
+             v2 = _mm512_loadu_ps(row + 32), v3 = _mm512_loadu_ps(row + 48);
+      for (int r = 0; r < 4; ++r) {
+        __m512 w = _mm512_set1_ps(weights[i * kFeatures + d0 + r]);
+        acc[r][0] = _mm512_fmadd_ps(w, v0, acc[r][0]);
+        acc[r][1] = _mm512_fmadd_ps(w, v1, acc[r][1]);
+        acc[r][2] = _mm512_fmadd_ps(w, v2, acc[r][2]);
+        acc[r][3] = _mm512_fmadd_ps(w, v3, acc[r][3]);
+      }
+    }
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < 4; ++c)
+        _mm512_store_ps(partial + (d0 + r) * kColumns + 16 * c, acc[r][c]);
+  }
+}
+
+/// acc = weights (4 rows x kFeatures, in L1) x context (kFeatures x
+/// kColumns): one register tile of 4 rows x kColumns (Q C, and the
+/// gradient's W dC).
+inline void rowsTimesContext(const float *weights, const float *context,
+                             __m512 (&acc)[4][4]) {
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c)
+      acc[r][c] = _mm512_setzero_ps();
+  for (int d = 0; d < kFeatures; ++d) {
+    const float *row = context + d * kColumns;
+    __m512 c0 = _mm512_load_ps(row), c1 = _mm512_load_ps(row + 16),
+           c2 = _mm512_load_ps(row + 32), c3 = _mm512_load_ps(row + 48);
+    for (int r = 0; r < 4; ++r) {
+      __m512 w = _mm512_set1_ps(weights[r * kFeatures + d]);
+      acc[r][0] = _mm512_fmadd_ps(w, c0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(w, c1, acc[r][1]);
+      acc[r][2] = _mm512_fmadd_ps(w, c2, acc[r][2]);
+      acc[r][3] = _mm512_fmadd_ps(w, c3, acc[r][3]);
+    }
+  }
+}
+
 /// A barrier that spins: the phases are a few milliseconds, and waking a
 /// sleeping thread would cost more than the phase boundaries should.
 class Barrier {

@@ -25,13 +25,11 @@
 
 namespace {
 
-constexpr int kFeatures = 32, kColumns = 64, kChunk = 1024, kBlock = 64;
-
-struct ChunkPartial {
-  alignas(64) float contextGrad[kFeatures * kColumns];
-  alignas(64) float max[kFeatures];
-  alignas(64) float sum[kFeatures];
-};
+using hand::ChunkPartial;
+using hand::kBlock;
+using hand::kChunk;
+using hand::kColumns;
+using hand::kFeatures;
 
 /// What the merge gives pass B: dC and its transpose, K's column max and
 /// 1 / sum, and D = rowsum(dC o C).
@@ -47,7 +45,7 @@ void passA(const float *q, const float *k, const float *dE,
            const float *contextT, float *dQ, long first,
            ChunkPartial &partial) {
   for (int j = 0; j < kFeatures * kColumns; j += 16)
-    _mm512_store_ps(partial.contextGrad + j, _mm512_setzero_ps());
+    _mm512_store_ps(partial.product + j, _mm512_setzero_ps());
   alignas(64) float probs[kBlock * kFeatures];
   for (long block = first; block < first + kChunk; block += kBlock) {
     for (int i = 0; i < kBlock; ++i) {
@@ -61,29 +59,7 @@ void passA(const float *q, const float *k, const float *dE,
       _mm512_store_ps(probs + i * kFeatures, _mm512_mul_ps(e0, inverse));
       _mm512_store_ps(probs + i * kFeatures + 16, _mm512_mul_ps(e1, inverse));
     }
-    for (int d0 = 0; d0 < kFeatures; d0 += 4) {
-      __m512 acc[4][4];
-      for (int r = 0; r < 4; ++r)
-        for (int c = 0; c < 4; ++c)
-          acc[r][c] = _mm512_load_ps(partial.contextGrad +
-                                     (d0 + r) * kColumns + 16 * c);
-      for (int i = 0; i < kBlock; ++i) {
-        const float *row = dE + (block + i) * kColumns;
-        __m512 g0 = _mm512_loadu_ps(row), g1 = _mm512_loadu_ps(row + 16),
-               g2 = _mm512_loadu_ps(row + 32), g3 = _mm512_loadu_ps(row + 48);
-        for (int r = 0; r < 4; ++r) {
-          __m512 p = _mm512_set1_ps(probs[i * kFeatures + d0 + r]);
-          acc[r][0] = _mm512_fmadd_ps(p, g0, acc[r][0]);
-          acc[r][1] = _mm512_fmadd_ps(p, g1, acc[r][1]);
-          acc[r][2] = _mm512_fmadd_ps(p, g2, acc[r][2]);
-          acc[r][3] = _mm512_fmadd_ps(p, g3, acc[r][3]);
-        }
-      }
-      for (int r = 0; r < 4; ++r)
-        for (int c = 0; c < 4; ++c)
-          _mm512_store_ps(partial.contextGrad + (d0 + r) * kColumns + 16 * c,
-                          acc[r][c]);
-    }
+    hand::addBlockProduct(partial.product, probs, dE + block * kColumns);
     for (int i0 = 0; i0 < kBlock; i0 += 8) {
       __m512 acc[8][2];
       for (int r = 0; r < 8; ++r)
@@ -142,7 +118,7 @@ void merge(const std::vector<ChunkPartial> &partials, const float *context,
     for (int d = 0; d < kFeatures; ++d)
       sum[d] += std::exp(p.max[d] - merged.keyMax[d]) * p.sum[d];
     for (int j = 0; j < kFeatures * kColumns; ++j)
-      merged.contextGrad[j] += p.contextGrad[j];
+      merged.contextGrad[j] += p.product[j];
   }
   for (int d = 0; d < kFeatures; ++d) {
     merged.keyInverseSum[d] = 1.0f / sum[d];
@@ -176,21 +152,7 @@ void passB(const float *k, const float *v, const Merged &m, float *dK,
               inv1));
     }
     __m512 acc[4][4];
-    for (int r = 0; r < 4; ++r)
-      for (int c = 0; c < 4; ++c)
-        acc[r][c] = _mm512_setzero_ps();
-    for (int d = 0; d < kFeatures; ++d) {
-      const float *row = m.contextGrad + d * kColumns;
-      __m512 c0 = _mm512_load_ps(row), c1 = _mm512_load_ps(row + 16),
-             c2 = _mm512_load_ps(row + 32), c3 = _mm512_load_ps(row + 48);
-      for (int r = 0; r < 4; ++r) {
-        __m512 w = _mm512_set1_ps(weights[r * kFeatures + d]);
-        acc[r][0] = _mm512_fmadd_ps(w, c0, acc[r][0]);
-        acc[r][1] = _mm512_fmadd_ps(w, c1, acc[r][1]);
-        acc[r][2] = _mm512_fmadd_ps(w, c2, acc[r][2]);
-        acc[r][3] = _mm512_fmadd_ps(w, c3, acc[r][3]);
-      }
-    }
+    hand::rowsTimesContext(weights, m.contextGrad, acc);
     for (int r = 0; r < 4; ++r)
       for (int c = 0; c < 4; ++c)
         _mm512_storeu_ps(dV + (i + r) * kColumns + 16 * c, acc[r][c]);

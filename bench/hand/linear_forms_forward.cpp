@@ -27,13 +27,11 @@
 
 namespace {
 
-constexpr int kFeatures = 32, kColumns = 64, kChunk = 1024, kBlock = 64;
-
-struct ChunkPartial {
-  alignas(64) float context[kFeatures * kColumns];
-  alignas(64) float max[kFeatures]; // efficient only
-  alignas(64) float sum[kFeatures];
-};
+using hand::ChunkPartial;
+using hand::kBlock;
+using hand::kChunk;
+using hand::kColumns;
+using hand::kFeatures;
 
 /// phi(x) = elu(x) + 1: x + 1 above 0, exp(x) at or below.
 inline __m512 eluPlusOne(__m512 x) {
@@ -54,7 +52,7 @@ void keysChunk(const float *k, const float *v, long first,
   }
   __m512 sum0 = _mm512_setzero_ps(), sum1 = sum0;
   for (int j = 0; j < kFeatures * kColumns; j += 16)
-    _mm512_store_ps(partial.context + j, _mm512_setzero_ps());
+    _mm512_store_ps(partial.product + j, _mm512_setzero_ps());
   alignas(64) float weights[kBlock * kFeatures];
   for (long block = first; block < first + kChunk; block += kBlock) {
     for (int i = 0; i < kBlock; ++i) {
@@ -67,29 +65,7 @@ void keysChunk(const float *k, const float *v, long first,
       _mm512_store_ps(weights + i * kFeatures, w0);
       _mm512_store_ps(weights + i * kFeatures + 16, w1);
     }
-    for (int d0 = 0; d0 < kFeatures; d0 += 4) {
-      __m512 acc[4][4];
-      for (int r = 0; r < 4; ++r)
-        for (int c = 0; c < 4; ++c)
-          acc[r][c] = _mm512_load_ps(partial.context + (d0 + r) * kColumns +
-                                     16 * c);
-      for (int i = 0; i < kBlock; ++i) {
-        const float *row = v + (block + i) * kColumns;
-        __m512 v0 = _mm512_loadu_ps(row), v1 = _mm512_loadu_ps(row + 16),
-               v2 = _mm512_loadu_ps(row + 32), v3 = _mm512_loadu_ps(row + 48);
-        for (int r = 0; r < 4; ++r) {
-          __m512 w = _mm512_set1_ps(weights[i * kFeatures + d0 + r]);
-          acc[r][0] = _mm512_fmadd_ps(w, v0, acc[r][0]);
-          acc[r][1] = _mm512_fmadd_ps(w, v1, acc[r][1]);
-          acc[r][2] = _mm512_fmadd_ps(w, v2, acc[r][2]);
-          acc[r][3] = _mm512_fmadd_ps(w, v3, acc[r][3]);
-        }
-      }
-      for (int r = 0; r < 4; ++r)
-        for (int c = 0; c < 4; ++c)
-          _mm512_store_ps(partial.context + (d0 + r) * kColumns + 16 * c,
-                          acc[r][c]);
-    }
+    hand::addBlockProduct(partial.product, weights, v + block * kColumns);
   }
   _mm512_store_ps(partial.max, max0);
   _mm512_store_ps(partial.max + 16, max1);
@@ -115,7 +91,7 @@ void mergeChunks(const std::vector<ChunkPartial> &partials, float *context,
       float rescale = Softmax ? std::exp(p.max[d] - max[d]) : 1.0f;
       keySums[d] += rescale * p.sum[d];
       for (int e = 0; e < kColumns; ++e)
-        context[d * kColumns + e] += rescale * p.context[d * kColumns + e];
+        context[d * kColumns + e] += rescale * p.product[d * kColumns + e];
     }
   if (Softmax)
     for (int d = 0; d < kFeatures; ++d)
@@ -150,21 +126,7 @@ void queryRows(const float *q, const float *context, const float *keySums,
       _mm512_store_ps(weights + r * kFeatures + 16, w1);
     }
     __m512 acc[4][4];
-    for (int r = 0; r < 4; ++r)
-      for (int c = 0; c < 4; ++c)
-        acc[r][c] = _mm512_setzero_ps();
-    for (int d = 0; d < kFeatures; ++d) {
-      const float *row = context + d * kColumns;
-      __m512 c0 = _mm512_load_ps(row), c1 = _mm512_load_ps(row + 16),
-             c2 = _mm512_load_ps(row + 32), c3 = _mm512_load_ps(row + 48);
-      for (int r = 0; r < 4; ++r) {
-        __m512 w = _mm512_set1_ps(weights[r * kFeatures + d]);
-        acc[r][0] = _mm512_fmadd_ps(w, c0, acc[r][0]);
-        acc[r][1] = _mm512_fmadd_ps(w, c1, acc[r][1]);
-        acc[r][2] = _mm512_fmadd_ps(w, c2, acc[r][2]);
-        acc[r][3] = _mm512_fmadd_ps(w, c3, acc[r][3]);
-      }
-    }
+    hand::rowsTimesContext(weights, context, acc);
     for (int r = 0; r < 4; ++r) {
       __m512 scale = _mm512_set1_ps(inverse[r]);
       for (int c = 0; c < 4; ++c)
