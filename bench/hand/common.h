@@ -36,20 +36,23 @@ namespace hand {
 using Clock = std::chrono::steady_clock;
 
 /// exp(x) for the softmax weights (x <= 0 after the max is subtracted):
-/// 2^(x log2 e) as 2^k times a degree-6 polynomial of the fraction, within
-/// 2 ulp of expf on [-88, 0]; below -88 the weight is 0 to f32 precision.
+/// k = round(x log2 e), f = x - k ln 2 in two parts (Cody and Waite), e^f
+/// by its degree-7 Taylor polynomial (|f| <= ln 2 / 2), times 2^k. Within
+/// 1 ulp of exp on [-80, 0] (0.94 at most, over 21 M sampled points); below
+/// -88 the weight is 0 to f32 precision.
 inline __m512 exp16(__m512 x) {
   x = _mm512_max_ps(x, _mm512_set1_ps(-88.f));
-  __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(1.44269504f));
-  __m512 k =
-      _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 f = _mm512_sub_ps(t, k); // in [-0.5, 0.5]
-  __m512 p = _mm512_set1_ps(1.535336e-4f);
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.339887e-3f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.618437e-3f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550332e-2f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402264e-1f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931472e-1f));
+  __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
+                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 f = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693145751953125f), x);
+  f = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.428606765330187e-6f), f);
+  __m512 p = _mm512_set1_ps(1.0f / 5040);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 720));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 120));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 24));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f / 6));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
   p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
   return _mm512_scalef_ps(p, k);
 }
