@@ -224,7 +224,8 @@ void mlir::attn::codegen::scheduleRowStatistic(Func stat, const Halide::RDom &r,
   }
   // One row at `at`: a row of a few vectors (a softmax over dk = 32
   // features) combines them in registers, and its lanes merge by halves.
-  // A 65536 x 32 softmax went from 2.9 to 1.3 ms (alternating pairs).
+  // A 65536 x 32 softmax went from 2.4-2.9 to 1.3-1.4 ms (alternating
+  // pairs).
   // (With a block's rows at `at`, each step of the halves would be a loop
   // over the rows: efficient attention's row max measured 1.2x slower so.)
   if (*extent <= kMaxRegisterAccumulators * vector)

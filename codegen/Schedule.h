@@ -168,9 +168,11 @@ Halide::Func schedulePositionReduction(Halide::Func f, const Halide::RDom &r,
 /// split, so rows reduce as independent instruction streams instead of one
 /// serial dependency chain each: the lanes rfactor into a vector-wide
 /// partial sum (one vector add per `vector` entries), then one horizontal
-/// add per row. (A max cannot use rfactor: its intermediate would start at
-/// -inf, which the no-infs fast-math flags make undefined; maxima take two
-/// stages in the algorithm instead, see scheduleRowMax.)
+/// add per row. (Attention's maxima take two stages in the algorithm
+/// instead, see scheduleRowMax: an rfactor's intermediate starts at -inf,
+/// which the no-infs fast-math flags make undefined. attn.normalize's max
+/// does use this, its -inf entries mapped to the lowest finite value
+/// first; test/Codegen/non-finite-*.test hold it to the reference.)
 /// With `oneRowAt` (`at` is a loop over single rows), a row of a few
 /// vectors keeps them in registers, and the lanes (or a row of at most one
 /// vector, a power of two long) merge by halves (mergeLanesByHalves).
