@@ -68,6 +68,27 @@ inline void pinToCpu(unsigned cpu) {
 /// task and per block of a chunk.
 constexpr int kFeatures = 32, kColumns = 64, kChunk = 1024, kBlock = 64;
 
+/// The column maxima of the chunk's kChunk rows of k (kFeatures wide),
+/// as two vectors.
+inline void chunkColumnMax(const float *k, long first, __m512 &max0,
+                           __m512 &max1) {
+  max0 = max1 = _mm512_set1_ps(-INFINITY);
+  for (long i = first; i < first + kChunk; ++i) {
+    max0 = _mm512_max_ps(max0, _mm512_loadu_ps(k + i * kFeatures));
+    max1 = _mm512_max_ps(max1, _mm512_loadu_ps(k + i * kFeatures + 16));
+  }
+}
+
+/// exp(row - max of the row) of one row of kFeatures, as two vectors;
+/// returns their sum.
+inline float rowSoftmaxWeights(const float *row, __m512 &w0, __m512 &w1) {
+  __m512 x0 = _mm512_loadu_ps(row), x1 = _mm512_loadu_ps(row + 16);
+  __m512 max = _mm512_set1_ps(_mm512_reduce_max_ps(_mm512_max_ps(x0, x1)));
+  w0 = exp16(_mm512_sub_ps(x0, max));
+  w1 = exp16(_mm512_sub_ps(x1, max));
+  return _mm512_reduce_add_ps(_mm512_add_ps(w0, w1));
+}
+
 /// What a chunk task leaves for the merge: its partial product (K^T V, or
 /// the gradient's P^T dE) and its column maxima and sums (the maxima: the
 /// softmax over positions only).

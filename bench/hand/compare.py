@@ -73,7 +73,7 @@ def median_ms(command, env):
     if result.returncode != 0 or not match:
         sys.exit(f"hand: {' '.join(map(str, command))} failed "
                  f"(exit {result.returncode}):\n{result.stdout}{result.stderr}")
-    return float(match.group(1)), result.stdout
+    return float(match.group(1))
 
 
 def torch_peer_ms(row):
@@ -124,8 +124,8 @@ def main():
                     ["2", str(repeats + 1)])
         attn_ms, hand_ms, ratios, torch_ms = [], [], [], []
         for _ in range(args.pairs):
-            a, _ = median_ms(attn_cmd, env)
-            h, _ = median_ms(hand_cmd, env)
+            a = median_ms(attn_cmd, env)
+            h = median_ms(hand_cmd, env)
             attn_ms.append(a)
             hand_ms.append(h)
             ratios.append(a / h)

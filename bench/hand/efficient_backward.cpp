@@ -49,13 +49,9 @@ void passA(const float *q, const float *k, const float *dE,
   alignas(64) float probs[kBlock * kFeatures];
   for (long block = first; block < first + kChunk; block += kBlock) {
     for (int i = 0; i < kBlock; ++i) {
-      const float *row = q + (block + i) * kFeatures;
-      __m512 q0 = _mm512_loadu_ps(row), q1 = _mm512_loadu_ps(row + 16);
-      __m512 max = _mm512_set1_ps(_mm512_reduce_max_ps(_mm512_max_ps(q0, q1)));
-      __m512 e0 = hand::exp16(_mm512_sub_ps(q0, max));
-      __m512 e1 = hand::exp16(_mm512_sub_ps(q1, max));
-      __m512 inverse =
-          _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_add_ps(e0, e1)));
+      __m512 e0, e1;
+      __m512 inverse = _mm512_set1_ps(
+          1.0f / hand::rowSoftmaxWeights(q + (block + i) * kFeatures, e0, e1));
       _mm512_store_ps(probs + i * kFeatures, _mm512_mul_ps(e0, inverse));
       _mm512_store_ps(probs + i * kFeatures + 16, _mm512_mul_ps(e1, inverse));
     }
@@ -85,11 +81,8 @@ void passA(const float *q, const float *k, const float *dE,
       }
     }
   }
-  __m512 max0 = _mm512_set1_ps(-INFINITY), max1 = max0;
-  for (long i = first; i < first + kChunk; ++i) {
-    max0 = _mm512_max_ps(max0, _mm512_loadu_ps(k + i * kFeatures));
-    max1 = _mm512_max_ps(max1, _mm512_loadu_ps(k + i * kFeatures + 16));
-  }
+  __m512 max0, max1;
+  hand::chunkColumnMax(k, first, max0, max1);
   __m512 sum0 = _mm512_setzero_ps(), sum1 = sum0;
   for (long i = first; i < first + kChunk; ++i) {
     const float *row = k + i * kFeatures;

@@ -43,13 +43,8 @@ template <bool Softmax>
 void keysChunk(const float *k, const float *v, long first,
                ChunkPartial &partial) {
   __m512 max0 = _mm512_setzero_ps(), max1 = max0;
-  if (Softmax) {
-    max0 = max1 = _mm512_set1_ps(-INFINITY);
-    for (long i = first; i < first + kChunk; ++i) {
-      max0 = _mm512_max_ps(max0, _mm512_loadu_ps(k + i * kFeatures));
-      max1 = _mm512_max_ps(max1, _mm512_loadu_ps(k + i * kFeatures + 16));
-    }
-  }
+  if (Softmax)
+    hand::chunkColumnMax(k, first, max0, max1);
   __m512 sum0 = _mm512_setzero_ps(), sum1 = sum0;
   for (int j = 0; j < kFeatures * kColumns; j += 16)
     _mm512_store_ps(partial.product + j, _mm512_setzero_ps());
@@ -108,17 +103,12 @@ void queryRows(const float *q, const float *context, const float *keySums,
     float inverse[4];
     for (int r = 0; r < 4; ++r) {
       const float *row = q + (i + r) * kFeatures;
-      __m512 q0 = _mm512_loadu_ps(row), q1 = _mm512_loadu_ps(row + 16);
       __m512 w0, w1;
       if (Softmax) {
-        __m512 max =
-            _mm512_set1_ps(_mm512_reduce_max_ps(_mm512_max_ps(q0, q1)));
-        w0 = hand::exp16(_mm512_sub_ps(q0, max));
-        w1 = hand::exp16(_mm512_sub_ps(q1, max));
-        inverse[r] = 1.0f / _mm512_reduce_add_ps(_mm512_add_ps(w0, w1));
+        inverse[r] = 1.0f / hand::rowSoftmaxWeights(row, w0, w1);
       } else {
-        w0 = eluPlusOne(q0);
-        w1 = eluPlusOne(q1);
+        w0 = eluPlusOne(_mm512_loadu_ps(row));
+        w1 = eluPlusOne(_mm512_loadu_ps(row + 16));
         inverse[r] = 1.0f / _mm512_reduce_add_ps(_mm512_fmadd_ps(
                                 w0, sums0, _mm512_mul_ps(w1, sums1)));
       }
