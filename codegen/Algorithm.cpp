@@ -58,6 +58,7 @@ Halide::Pipeline KernelAlgorithm::pipeline() const {
     funcs.push_back(output.func);
   Halide::Pipeline pipeline(funcs);
   addPrefetchLoweringFix(pipeline);
+  addLaneReductionLoweringFix(pipeline);
   for (const auto &[condition, message] : requirements)
     pipeline.add_requirement(condition, message);
   return pipeline;

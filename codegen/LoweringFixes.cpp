@@ -67,8 +67,73 @@ class FixSplitPrefetch : public IRMutator {
   }
 };
 
+/// Rewrites each horizontal reduction of a float vector to one lane into a
+/// tree of halves: Halide 21 hands it to llvm.vector.reduce.fadd/fmax/...,
+/// strict in a module with any is_nan/is_inf (Halide relaxes only its
+/// arithmetic ops there), and LLVM expands those on x86 into a serial chain
+/// of one scalar op per lane (16 dependent adds for 16 lanes; fmax with a
+/// NaN check per lane). The halves are one vector op per step.
+class ReduceLanesByHalves : public IRMutator {
+  using IRMutator::visit;
+
+  /// Depth of GPU loops around the current statement (left alone there).
+  int gpuLoops = 0;
+
+  Stmt visit(const For *op) override {
+    bool gpu = is_gpu(op->for_type);
+    gpuLoops += gpu;
+    Stmt result = IRMutator::visit(op);
+    gpuLoops -= gpu;
+    return result;
+  }
+
+  Expr visit(const VectorReduce *op) override {
+    Expr value = mutate(op->value);
+    int lanes = value.type().lanes();
+    Halide::Type element = op->type.element_of();
+    bool halves =
+        gpuLoops == 0 && op->type.lanes() == 1 && lanes >= 4 &&
+        (lanes & (lanes - 1)) == 0 &&
+        (element == Halide::Float(32) || element == Halide::Float(64)) &&
+        (op->op == VectorReduce::Add || op->op == VectorReduce::Min ||
+         op->op == VectorReduce::Max);
+    if (!halves)
+      return value.same_as(op->value)
+                 ? Expr(op)
+                 : VectorReduce::make(op->op, value, op->type.lanes());
+    // Each step's vector is bound to a name, so that its two halves read
+    // it once.
+    std::vector<std::pair<std::string, Expr>> steps;
+    for (int half = lanes / 2; half >= 1; half /= 2) {
+      steps.emplace_back(unique_name("lanes"), value);
+      Expr whole = Variable::make(value.type(), steps.back().first);
+      Expr low = Shuffle::make_slice(whole, 0, 1, half);
+      Expr high = Shuffle::make_slice(whole, half, 1, half);
+      switch (op->op) {
+      case VectorReduce::Add:
+        value = Add::make(low, high);
+        break;
+      case VectorReduce::Min:
+        value = Min::make(low, high);
+        break;
+      default:
+        value = Max::make(low, high);
+        break;
+      }
+    }
+    for (auto step = steps.rbegin(); step != steps.rend(); ++step)
+      value = Let::make(step->first, step->second, value);
+    return value;
+  }
+};
+
 } // namespace
 
 void mlir::attn::codegen::addPrefetchLoweringFix(Halide::Pipeline &pipeline) {
   pipeline.add_custom_lowering_pass(new FixSplitPrefetch);
+}
+
+void mlir::attn::codegen::addLaneReductionLoweringFix(
+    Halide::Pipeline &pipeline) {
+  pipeline.add_custom_lowering_pass(new ReduceLanesByHalves);
 }

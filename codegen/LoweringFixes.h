@@ -2,7 +2,7 @@
 //
 // Passes that run at the end of Halide's lowering of every attn pipeline
 // (Pipeline::add_custom_lowering_pass). They correct what Halide 21 lowers
-// wrongly and never change values.
+// wrongly or slowly.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_CODEGEN_LOWERINGFIXES_H
@@ -19,6 +19,16 @@ namespace mlir::attn::codegen {
 /// divides each line loop's step by the element size, and unrolls the line
 /// loops of up to 8 lines, which are short and sit in inner loops.
 void addPrefetchLoweringFix(Halide::Pipeline &pipeline);
+
+/// Halide 21 lowers a float vector's sum, min or max to one lane (an
+/// `atomic().vectorize()` reduction) to LLVM's reduction intrinsics. In a
+/// module that uses is_nan, is_inf or strict_float anywhere, these calls
+/// stay strict (no reassoc), and x86 expands them into one dependent
+/// scalar op per lane. This pass
+/// rewrites each into a tree of halves (16 -> 8 -> 4 -> 2 -> 1 lanes), one
+/// vector op per step, as a hand-written horizontal sum does. Sums change
+/// their order of additions (a tree, so no less accurate).
+void addLaneReductionLoweringFix(Halide::Pipeline &pipeline);
 
 } // namespace mlir::attn::codegen
 

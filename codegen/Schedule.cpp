@@ -191,17 +191,23 @@ TiledProduct mlir::attn::codegen::scheduleTiledProduct(
   return {task, std::nullopt};
 }
 
+bool mlir::attn::codegen::reducesAsOneVector(int64_t extent, int vector) {
+  return extent >= 2 && extent <= kMaxRegisterAccumulators * vector &&
+         (extent & (extent - 1)) == 0;
+}
+
 void mlir::attn::codegen::scheduleRowStatistic(Func stat, const Halide::RDom &r,
                                                Func out, Var at, int vector,
                                                bool oneRowAt) {
   stat.compute_at(out, at);
   auto extent = Halide::Internal::as_const_int(r.x.extent());
-  Halide::LoopLevel here(out, at);
-  // One row at `at`, of at most one vector whose length is a power of two:
-  // its entries merge by halves straight away.
-  if (oneRowAt && extent && *extent >= 2 && *extent <= vector &&
-      (*extent & (*extent - 1)) == 0) {
-    mergeLanesByHalves(stat, r.x, static_cast<int>(*extent), here);
+  // One row at `at`, a few vectors a power of two long (a softmax over
+  // dk = 32 features): the row is one vector reduction, its vectors
+  // combined in registers and then its lanes by halves
+  // (addLaneReductionLoweringFix). A 65536 x 32 softmax took 2.4-2.9 ms
+  // with the lanes merged serially, 1.3-1.4 ms by halves.
+  if (oneRowAt && extent && reducesAsOneVector(*extent, vector)) {
+    stat.update().atomic().vectorize(r.x);
     return;
   }
   if (!extent || *extent % vector != 0 || *extent < 2 * vector)
@@ -213,47 +219,13 @@ void mlir::attn::codegen::scheduleRowStatistic(Func stat, const Halide::RDom &r,
       stat.update().split(r.x, keysOuter, lanesR, vector).rfactor(lanesR, lane);
   std::vector<Var> storage = {lane};
   storage.insert(storage.end(), args.begin(), args.end());
-  partial.compute_at(here).reorder_storage(storage).vectorize(lane);
+  partial.compute_at(out, at).reorder_storage(storage).vectorize(lane);
   partial.update().reorder(lane, args[0], keysOuter).vectorize(lane);
-  if (!oneRowAt) {
-    // The lanes merge in one horizontal add per row (a serial chain of
-    // `vector` scalar adds per row cost more than the row's exps when rows
-    // are short).
-    stat.update().atomic().vectorize(lanesR);
-    return;
-  }
-  // One row at `at`: a row of a few vectors (a softmax over dk = 32
-  // features) combines them in registers, and its lanes merge by halves.
-  // A 65536 x 32 softmax went from 2.4-2.9 to 1.3-1.4 ms (alternating
-  // pairs).
-  // (With a block's rows at `at`, each step of the halves would be a loop
-  // over the rows: efficient attention's row max measured 1.2x slower so.)
-  if (*extent <= kMaxRegisterAccumulators * vector)
+  // One row at `at`, of a few vectors: they combine in registers.
+  if (oneRowAt && *extent <= kMaxRegisterAccumulators * vector)
     partial.update().unroll(keysOuter);
-  mergeLanesByHalves(stat, lanesR, vector, here);
-}
-
-void mlir::attn::codegen::mergeLanesByHalves(Func stat, Halide::RVar lanes,
-                                             int vector,
-                                             const Halide::LoopLevel &at) {
-  // (Not a power of two: one vector reduction.)
-  if (vector < 2 || (vector & (vector - 1)) != 0) {
-    stat.update().atomic().vectorize(lanes);
-    return;
-  }
-  Halide::RVar remaining = lanes;
-  for (int half = vector / 2; half >= 2; half /= 2) {
-    std::string suffix = std::to_string(half);
-    Halide::RVar pair(stat.name() + "_pair" + suffix),
-        kept(stat.name() + "_kept" + suffix);
-    Var lane(stat.name() + "_half" + suffix);
-    Func halves =
-        stat.update().split(remaining, pair, kept, half).rfactor(kept, lane);
-    halves.compute_at(at).vectorize(lane);
-    halves.update().reorder(lane, pair).vectorize(lane).unroll(pair);
-    remaining = kept;
-  }
-  stat.update().unroll(remaining);
+  // The lanes merge in one horizontal reduction per row, by halves.
+  stat.update().atomic().vectorize(lanesR);
 }
 
 void mlir::attn::codegen::scheduleRowMax(Func lanes, Func max,

@@ -174,22 +174,17 @@ Halide::Func schedulePositionReduction(Halide::Func f, const Halide::RDom &r,
 /// does use this, its -inf entries mapped to the lowest finite value
 /// first; test/Codegen/non-finite-*.test hold it to the reference.)
 /// With `oneRowAt` (`at` is a loop over single rows), a row of a few
-/// vectors keeps them in registers, and the lanes (or a row of at most one
-/// vector, a power of two long) merge by halves (mergeLanesByHalves).
+/// vectors keeps them in registers; a row that reducesAsOneVector is one
+/// vector reduction.
 void scheduleRowStatistic(Halide::Func stat, const Halide::RDom &r,
                           Halide::Func out, Halide::Var at, int vector,
                           bool oneRowAt = false);
 
-/// Merges the `vector` lanes (a power of two; else one vector reduction)
-/// that the update of `stat` reduces over (`lanes`, of extent `vector`) by
-/// halves: an rfactor per step into vector / 2, vector / 4, ..., 2 lanes
-/// computed at `at`, each step one vector op of the two halves, then the
-/// last two lanes. One atomic().vectorize of the lanes is LLVM's
-/// vector.reduce of floats instead, which x86 expands into a serial chain
-/// of `vector` scalar ops (each maximum with a NaN check: 48 instructions
-/// per row of 16 lanes).
-void mergeLanesByHalves(Halide::Func stat, Halide::RVar lanes, int vector,
-                        const Halide::LoopLevel &at);
+/// Whether a reduction over `extent` entries is best one vector of that
+/// many lanes (`atomic().vectorize()` of the whole reduction): a power of
+/// two of at most kMaxRegisterAccumulators vectors. Its vectors add in
+/// registers, then its lanes by halves (addLaneReductionLoweringFix).
+bool reducesAsOneVector(int64_t extent, int vector);
 
 /// A row maximum in the algorithm's two stages (defineLaneMax), both at
 /// `at`. The lane maxima lanes(lane, i, b...) have the rows of the block as

@@ -190,16 +190,22 @@ void mlir::attn::codegen::scheduleProductTiles(OpStages &product,
     return;
   }
   // The block's values of a one-column product, each a dot product over k
-  // in vector lanes plus one horizontal add (when k is a multiple of the
-  // vector; else a scalar loop).
+  // in vector lanes whose lanes then sum by halves (when k is a multiple of
+  // the vector; else a scalar loop). A row of a few vectors, a power of two
+  // long, is one reduction: its vectors add first, then one tree of halves
+  // (addLaneReductionLoweringFix) instead of one per vector.
   OpStages &rowSums = *rowProduct->second;
   Halide::Func rowAcc = rowSums.stages.at("acc");
   rowSums.result.func.compute_at(at);
   rowAcc.compute_at(at);
   auto depth =
       Halide::Internal::as_const_int(rowSums.domains.at("acc").x.extent());
-  if (depth && *depth >= vector && *depth % vector == 0)
-    rowAcc.update().atomic().vectorize(rowSums.domains.at("acc").x, vector);
+  if (depth && *depth >= vector && *depth % vector == 0) {
+    bool wholeRow = reducesAsOneVector(*depth, vector);
+    rowAcc.update().atomic().vectorize(rowSums.domains.at("acc").x,
+                                       wholeRow ? static_cast<int>(*depth)
+                                                : vector);
+  }
   // Products of the same lhs (linear attention's phi(Q)) share the block's
   // copy of it.
   auto lhs = product.stages.find("lhs"), rowLhs = rowSums.stages.find("lhs");

@@ -470,10 +470,11 @@ void mlir::attn::codegen::scheduleEfficient(OpStages &op,
     qexp.compute_at(out, task).vectorize(qexp.args()[0], vector,
                                          TailStrategy::GuardWithIf);
     // The row max: a static row is one vector reduction (its vectors
-    // maxed, then one horizontal max); 9 instructions fewer per row than
-    // two stages through a lanes buffer (5% of the kernel at n = 65536).
-    // (By halves, row by row, measured 1.17x slower at n = 4096 and even
-    // at n = 65536.) A dynamic one is a serial loop.
+    // maxed, then its lanes by halves: addLaneReductionLoweringFix); 9
+    // instructions fewer per row than two stages through a lanes buffer
+    // (5% of the kernel at n = 65536). (Halves as rfactor stages, row by
+    // row, measured 1.17x slower at n = 4096.) A dynamic one is a serial
+    // loop.
     Func qmax = op.stages.at("qmax");
     qmax.compute_at(out, task);
     if (Halide::Internal::as_const_int(op.domains.at("qmax").x.extent()))
