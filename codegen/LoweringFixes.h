@@ -24,10 +24,10 @@ void addPrefetchLoweringFix(Halide::Pipeline &pipeline);
 /// `atomic().vectorize()` reduction) to LLVM's reduction intrinsics. In a
 /// module that uses is_nan, is_inf or strict_float anywhere, these calls
 /// stay strict (no reassoc), and x86 expands them into one dependent
-/// scalar op per lane. This pass
-/// rewrites each into a tree of halves (16 -> 8 -> 4 -> 2 -> 1 lanes), one
-/// vector op per step, as a hand-written horizontal sum does. Sums change
-/// their order of additions (a tree, so no less accurate).
+/// scalar op per lane. This pass rewrites each into a tree of halves
+/// (16 -> 8 -> 4 -> 2 -> 1 lanes), one vector op per step, as a
+/// hand-written horizontal sum does. Sums change their order of additions
+/// (a tree, so no less accurate).
 void addLaneReductionLoweringFix(Halide::Pipeline &pipeline);
 
 } // namespace mlir::attn::codegen
