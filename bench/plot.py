@@ -12,6 +12,7 @@ read bandwidth, and the bf16 dot-product peak when the run has bf16 rows.
 """
 import argparse
 import json
+import math
 
 import matplotlib
 
@@ -69,9 +70,29 @@ def main():
         axes.scatter([x], [gflops], marker=marker, color=color, s=36,
                      zorder=3, label=None if family in shown else family)
         shown.add(family)
+    # attn's labels; points of one intensity (efficient and linear attention
+    # at every n share 10.7) get a column of labels, top to bottom in the
+    # order of their points, each with a line to its point.
+    clusters = {}
+    for x, gflops, kernel, impl in points:
         if impl == "attn":
-            axes.annotate(kernel, (x, gflops), textcoords="offset points",
-                          xytext=(5, 3), fontsize=7)
+            clusters.setdefault(round(math.log10(x), 1), []).append(
+                (x, gflops, kernel))
+    for cluster in clusters.values():
+        cluster.sort(key=lambda point: -point[1])
+        top = cluster[0][1]
+        for rank, (x, gflops, kernel) in enumerate(cluster):
+            if len(cluster) == 1:
+                axes.annotate(kernel, (x, gflops), textcoords="offset points",
+                              xytext=(5, 3), fontsize=7)
+                continue
+            # Steps of 0.05 decades (about a line of 7-point text) from
+            # above the highest point down.
+            axes.annotate(kernel, (x, gflops),
+                          xytext=(x * 0.45, top * 1.5 * 10 ** (-0.05 * rank)),
+                          fontsize=7, va="center", ha="right",
+                          arrowprops={"arrowstyle": "-", "linewidth": 0.5,
+                                      "color": "0.5"})
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.set_xlabel("arithmetic intensity (FLOP / compulsory byte)")
