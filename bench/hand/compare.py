@@ -2,8 +2,9 @@
 """Times attn's kernels against hand-written AVX-512 code of the same
 algorithm, alternating the two in one run (bench/hand/README.md).
 
-    python3 bench/hand/compare.py [--pairs P] [--peers] [--attn-run PATH]
-                                  [--json OUT]
+    python3 bench/hand/compare.py [--pairs P] [--peers] [--rows A,B]
+                                  [--attn-run PATH] [--json OUT]
+                                  [--markdown-out OUT]
 
 Builds the yardsticks (g++ -O3 -march=native, needs AVX-512) and the
 roofline probe into bench/build/, measures the roofline, then for every
@@ -16,6 +17,13 @@ report does). With --peers, each pair also times the row's PyTorch peers
 (bench/peers.py in the peers' venv, bench/setup_peers.sh), so the ratios to
 PyTorch come from the same minutes. Exits 1 when a run or a yardstick's
 own check fails.
+
+The softmax rows' yardstick is not hand-written: it is attn's own kernel
+of the row with the softmax taken out (the spec with `norm [none over
+keys]`, compiled with --no-default-pipeline so that it stays quadratic):
+the same tiles and passes with a copy where the exps were. attn / it is
+what the softmax costs; its fraction of the FMA peak is what the loop nest
+of the two products reaches on this host.
 """
 
 import argparse
@@ -25,6 +33,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent.parent
@@ -33,6 +42,9 @@ sys.path.insert(0, str(BENCH))
 import kernels  # noqa: E402  (bench/kernels.py: FLOPs and bytes per row)
 
 SOURCES = ("linear_forms_forward", "efficient_backward")
+# The yardstick of a softmax row: attn's kernel without the softmax.
+PRODUCTS_ONLY = "products_only"
+SOFTMAX_STEP = "norm [softmax over keys]"
 # (row of bench/kernels.py, yardstick, its arguments before THREADS and
 # REPEATS, repeats per timing)
 CASES = [
@@ -43,6 +55,10 @@ CASES = [
     ("linear_n16384", "linear_forms_forward", ["linear", "16384"], 100),
     ("linear_n65536", "linear_forms_forward", ["linear", "65536"], 30),
     ("efficient_n65536_grad", "efficient_backward", ["65536"], 20),
+    # Not n = 4096: there the softmax splits the keys (4 splits merged by
+    # their maxima) and a kernel without it does not, so the loop nests
+    # differ.
+    ("softmax_h8_n1024", PRODUCTS_ONLY, [], 20),
 ]
 MEDIAN = re.compile(r"median ([0-9.]+) ms")
 
@@ -76,6 +92,17 @@ def median_ms(command, env):
     return float(match.group(1))
 
 
+def products_only_spec(kernel, out_dir):
+    """The row's spec with its softmax step replaced by `none` (same
+    products, same loop nest), written to out_dir."""
+    text = kernel.spec.read_text()
+    if text.count(SOFTMAX_STEP) != 1:
+        sys.exit(f"hand: {kernel.spec} has no single '{SOFTMAX_STEP}'")
+    spec = Path(out_dir) / f"{kernel.name}_products_only.mlir"
+    spec.write_text(text.replace(SOFTMAX_STEP, "norm [none over keys]"))
+    return spec
+
+
 def torch_peer_ms(row):
     """The fastest PyTorch peer's median for `row` (bench/peers.py)."""
     python = BENCH / ".venv-peers" / "bin" / "python"
@@ -104,15 +131,29 @@ def main():
     parser.add_argument("--attn-run", default=str(ROOT / "build/bin/attn-run"))
     parser.add_argument("--peers", action="store_true",
                         help="also time the PyTorch peers in every pair")
+    parser.add_argument("--rows", help="comma-separated rows to time "
+                        "(default: all: " + ", ".join(c[0] for c in CASES) +
+                        ")")
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--markdown-out",
+                        help="also write the printed table here")
     args = parser.parse_args()
     if args.pairs < 1:
         parser.error("--pairs must be at least 1")
+    cases = CASES
+    if args.rows:
+        wanted = args.rows.split(",")
+        unknown = sorted(set(wanted) - {c[0] for c in CASES})
+        if unknown:
+            parser.error(f"unknown rows: {', '.join(unknown)} (known: "
+                         + ", ".join(c[0] for c in CASES) + ")")
+        cases = [c for c in CASES if c[0] in wanted]
+    specs = tempfile.TemporaryDirectory(prefix="attn-hand-")
     binaries, probe = build(BENCH / "build")
     env = dict(os.environ, HL_NUM_THREADS="2")
     start = probe_roofline(probe)
     results = []
-    for row, yardstick, yardstick_args, repeats in CASES:
+    for row, yardstick, yardstick_args, repeats in cases:
         kernel = kernels.KERNELS_BY_NAME[row]
         attn_cmd = [args.attn_run, str(kernel.spec), "--random", "1", "--bench",
                     str(repeats), "--quiet"]
@@ -120,8 +161,14 @@ def main():
             attn_cmd.append("--grad")
             if kernel.saved_statistics:
                 attn_cmd.append("--grad-save-statistics")
-        hand_cmd = ([str(binaries[yardstick])] + yardstick_args +
-                    ["2", str(repeats + 1)])
+        if yardstick == PRODUCTS_ONLY:
+            hand_cmd = [args.attn_run,
+                        str(products_only_spec(kernel, specs.name)),
+                        "--no-default-pipeline", "--random", "1", "--bench",
+                        str(repeats), "--quiet"]
+        else:
+            hand_cmd = ([str(binaries[yardstick])] + yardstick_args +
+                        ["2", str(repeats + 1)])
         attn_ms, hand_ms, ratios, torch_ms = [], [], [], []
         for _ in range(args.pairs):
             a = median_ms(attn_cmd, env)
@@ -141,22 +188,25 @@ def main():
     fma = max(start["fma_peak_gflops"], end["fma_peak_gflops"])
     stream = max(start["stream_bandwidth_gbs"], end["stream_bandwidth_gbs"])
     read = max(start["read_bandwidth_gbs"], end["read_bandwidth_gbs"])
-    print(f"roofline: FMA peak {start['fma_peak_gflops']:.0f} / "
-          f"{end['fma_peak_gflops']:.0f} GFLOP/s, stream "
-          f"{start['stream_bandwidth_gbs']:.1f} / "
-          f"{end['stream_bandwidth_gbs']:.1f} GB/s (start / end; the higher "
-          f"is used)\n")
+    lines = [f"roofline: FMA peak {start['fma_peak_gflops']:.0f} / "
+             f"{end['fma_peak_gflops']:.0f} GFLOP/s, stream "
+             f"{start['stream_bandwidth_gbs']:.1f} / "
+             f"{end['stream_bandwidth_gbs']:.1f} GB/s (start / end; the "
+             f"higher is used)", ""]
     peers = " torch ms | torch / attn | torch / hand |" if args.peers else ""
-    print("| row | pairs | attn ms | hand ms | attn / hand (median of pairs)"
-          " | attn of roofline | hand of roofline |" + peers)
-    print("|---|---:|---:|---:|---:|---:|---:|" + "---:|" * (3 * args.peers))
+    lines.append("| row | yardstick | pairs | attn ms | hand ms | attn / hand "
+                 "(median of pairs) | attn of roofline | hand of roofline |" +
+                 peers)
+    lines.append("|---|---|---:|---:|---:|---:|---:|---:|" +
+                 "---:|" * (3 * args.peers))
     for r in results:
         kernel = kernels.KERNELS_BY_NAME[r["row"]]
         roof_ms = 1e3 * kernels.roofline_seconds(kernel, fma, stream, read)
         a, h = statistics.median(r["attn_ms"]), statistics.median(r["hand_ms"])
         r.update(roofline_ms=roof_ms, attn_fraction=roof_ms / a,
                  hand_fraction=roof_ms / h)
-        line = (f"| {r['row']} | {len(r['attn_ms'])} | {a:.3f} | {h:.3f} | "
+        line = (f"| {r['row']} | {r['yardstick'][0]} | {len(r['attn_ms'])} "
+                f"| {a:.3f} | {h:.3f} | "
                 f"{statistics.median(r['attn_over_hand']):.2f} | "
                 f"{100 * roof_ms / a:.1f}% | {100 * roof_ms / h:.1f}% |")
         if r["torch_ms"]:
@@ -166,7 +216,14 @@ def main():
             line += (f" {statistics.median(r['torch_ms']):.3f} | "
                      f"{statistics.median(per_attn):.2f}x | "
                      f"{statistics.median(per_hand):.2f}x |")
-        print(line)
+        lines.append(line)
+    if any(r["yardstick"][0] == PRODUCTS_ONLY for r in results):
+        lines += ["", f"{PRODUCTS_ONLY}: attn's own kernel of the row without "
+                  "its softmax (norm [none over keys], --no-default-pipeline)"
+                  "; not hand-written."]
+    print("\n".join(lines))
+    if args.markdown_out:
+        Path(args.markdown_out).write_text("\n".join(lines) + "\n")
     if args.json:
         Path(args.json).write_text(json.dumps(
             dict(roofline_start=start, roofline_end=end, results=results),
