@@ -150,12 +150,13 @@ struct AlgorithmOptions {
 };
 
 /// exp(x) for the x <= 0 of a softmax (x = value - max) in the fused
-/// attention ops. f64 keeps Halide's precise exp; Halide's precise f32 exp
-/// is a libm call per lane, so f32 uses a vectorized polynomial, cheaper
-/// than Halide's fast_exp (13 vector instructions instead of 22 on
-/// AVX-512: no floor, which Halide splits into two 256-bit roundps, and no
-/// clamps of the exponent): x = n ln2 + r with n = trunc(x log2(e) - 1/2),
-/// the nearest integer for x <= 0, so |r| <= ln2 / 2, where a degree-5
+/// attention ops and attn.normalize. f64 keeps Halide's precise exp; f32
+/// uses a vectorized polynomial, cheaper than Halide's fast_exp (13 vector
+/// instructions instead of 22 on AVX-512: no floor, which Halide splits into
+/// two 256-bit roundps, and no clamps of the exponent) and than Halide 21's
+/// f32 exp (about 10 more per vector in attn.normalize): x = n ln2 + r with
+/// n = trunc(x log2(e) - 1/2), the nearest integer for x <= 0, so
+/// |r| <= ln2 / 2, where a degree-5
 /// polynomial (relative-error minimax, fitted for this range) is within
 /// 1e-7 of e^r; 2^n is built in the exponent bits. Relative error < 5e-7
 /// (mostly ln2's rounding times n), far inside the 1e-4 tolerance.

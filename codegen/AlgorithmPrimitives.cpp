@@ -164,16 +164,36 @@ LogicalResult KernelBuilder::lowerNormalize(Operation *operation) {
     update(max, statAt,
            Halide::max(call(max, statAt),
                        Halide::select(isNegInf(xr), lowest(type), xr)));
-    // Halide's exp turns NaN into 0 (the NaN rule: NaN).
+    // f32: softmaxExp, as the fused kernels' softmaxes (shifted <= 0, or
+    // NaN, which it keeps); Halide's exp_f32 took about 10 more vector
+    // instructions per vector (efficient attention's gradient spent 15% of
+    // its time in its row softmax over 32 features). Elsewhere Halide's
+    // exp, which turns NaN into 0 (the NaN rule: NaN).
     Expr shifted = x - call(max, statAt);
-    define(num, vars,
-           Halide::select(isNegInf(x), constant(type, 0.0),
-                          keepNaN(shifted, Halide::exp(shifted))));
+    Expr weight = type == Halide::Float(32)
+                      ? softmaxExp(shifted)
+                      : keepNaN(shifted, Halide::exp(shifted));
+    define(num, vars, Halide::select(isNegInf(x), constant(type, 0.0), weight));
     Index numR = at;
     numR[dim] = r;
     define(sum, statVars, constant(type, 0.0));
     update(sum, statAt, call(sum, statAt) + call(num, numR));
-    define(result, vars, call(num, at) / softmaxDivisor(call(sum, statAt)));
+    Expr total = call(sum, statAt);
+    if (dim == static_cast<int64_t>(rank) - 1 && rank > 1) {
+      // Along rows: one division per row and a multiply per vector (as
+      // lowerDiv's per-row divisors). The row's zero test is on the bits:
+      // as a float compare under the fast-math flags, LLVM branched on it
+      // with ucomiss and took a NaN sum for 0 (test/Codegen/
+      // non-finite-grad.test).
+      Halide::Type bits = Halide::UInt(type.bits());
+      Expr zero = (Halide::reinterpret(bits, total) << 1) ==
+                  Halide::Internal::make_zero(bits);
+      define(result, vars,
+             call(num, at) * Halide::select(zero, constant(type, 1.0),
+                                            constant(type, 1.0) / total));
+    } else {
+      define(result, vars, call(num, at) / softmaxDivisor(total));
+    }
     stages = {{"max", max}, {"exp", num}, {"sum", sum}};
     break;
   }
