@@ -156,10 +156,10 @@ struct AlgorithmOptions {
 /// two 256-bit roundps, and no clamps of the exponent) and than Halide 21's
 /// f32 exp (about 10 more per vector in attn.normalize): x = n ln2 + r with
 /// n = trunc(x log2(e) - 1/2), the nearest integer for x <= 0, so
-/// |r| <= ln2 / 2, where a degree-5
-/// polynomial (relative-error minimax, fitted for this range) is within
-/// 1e-7 of e^r; 2^n is built in the exponent bits. Relative error < 5e-7
-/// (mostly ln2's rounding times n), far inside the 1e-4 tolerance.
+/// |r| <= ln2 / 2, where a degree-5 polynomial (relative-error minimax,
+/// fitted for this range) is within 1e-7 of e^r; 2^n is built in the
+/// exponent bits. Relative error < 5e-7 (mostly ln2's rounding times n),
+/// far inside the 1e-4 tolerance.
 /// x <= -88 gives n = -127, whose 2^n bits are 0: exp is then exactly 0,
 /// as with Halide's fast_exp; so does x = -inf (a weight of 0). A NaN x
 /// gives NaN, which the clamp alone would turn into a number: a NaN score
