@@ -181,16 +181,8 @@ LogicalResult KernelBuilder::lowerNormalize(Operation *operation) {
     Expr total = call(sum, statAt);
     if (dim == static_cast<int64_t>(rank) - 1 && rank > 1) {
       // Along rows: one division per row and a multiply per vector (as
-      // lowerDiv's per-row divisors). The row's zero test is on the bits:
-      // as a float compare under the fast-math flags, LLVM branched on it
-      // with ucomiss and took a NaN sum for 0 (test/Codegen/
-      // non-finite-grad.test).
-      Halide::Type bits = Halide::UInt(type.bits());
-      Expr zero = (Halide::reinterpret(bits, total) << 1) ==
-                  Halide::Internal::make_zero(bits);
-      define(result, vars,
-             call(num, at) * Halide::select(zero, constant(type, 1.0),
-                                            constant(type, 1.0) / total));
+      // lowerDiv's per-row divisors).
+      define(result, vars, call(num, at) * softmaxReciprocal(total));
     } else {
       define(result, vars, call(num, at) / softmaxDivisor(total));
     }

@@ -103,6 +103,19 @@ inline Expr softmaxDivisor(Expr total) {
   return Halide::select(total == 0, constant(total.type(), 1.0), total);
 }
 
+/// 1 / softmaxDivisor(total), for a divisor inverted once per slice and
+/// multiplied. The zero test is on the bits: as a float compare of a scalar
+/// under the fast-math flags, LLVM branched on it with ucomiss without the
+/// parity check and took a NaN total for 0, so a NaN slice came out finite
+/// (test/Codegen/non-finite-grad.test).
+inline Expr softmaxReciprocal(Expr total) {
+  Halide::Type bits = Halide::UInt(total.type().bits());
+  Expr zero = (Halide::reinterpret(bits, total) << 1) ==
+              Halide::Internal::make_zero(bits);
+  Expr one = constant(total.type(), 1.0);
+  return Halide::select(zero, one, one / total);
+}
+
 /// `value`, or x where x is NaN: for the NaN rule (docs/reliability.md)
 /// where `value` would lose a NaN x (a clamp, a select on x > 0). The test
 /// is on the bits (magnitude above the infinity's): LLVM folds is_nan of a
