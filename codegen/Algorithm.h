@@ -129,6 +129,13 @@ struct AlgorithmOptions {
   /// rescales the chunks by exp(chunk max - max), so no pass over K computes
   /// the max first. 0: one max over all positions.
   int efficientChunk = 0;
+  /// attn.normalize softmax over a dim that is not the last (positions, of
+  /// static length at least 2 * normalizeChunk): each chunk of
+  /// normalizeChunk positions takes its max and sum of exps in one read of
+  /// its entries, and the merge rescales each chunk's sum by
+  /// exp(chunk max - max): one pass over the input for both statistics
+  /// instead of two. 0: the max, then the sum.
+  int normalizeChunk = 0;
   /// Convert bf16 and f16 to and from f32 with integer arithmetic (Halide's
   /// own emulation, lower_float16_cast) instead of casts: the GPU backends
   /// do not lower 16-bit float casts (PTX has no bf16 conversion in Halide

@@ -157,27 +157,76 @@ LogicalResult KernelBuilder::lowerNormalize(Operation *operation) {
   Halide::Type type = input.type;
   Func result(name);
   std::map<std::string, Func> stages;
+  std::map<std::string, RDom> domains;
   switch (op.getKind()) {
   case NormKind::softmax: {
     Func max(name + "_max"), num(name + "_exp"), sum(name + "_sum");
-    define(max, statVars, lowest(type));
-    update(max, statAt,
-           Halide::max(call(max, statAt),
-                       Halide::select(isNegInf(xr), lowest(type), xr)));
     // f32: softmaxExp, as the fused kernels' softmaxes (shifted <= 0, or
     // NaN, which it keeps); Halide's exp_f32 took about 10 more vector
     // instructions per vector (efficient attention's gradient spent 15% of
     // its time in its row softmax over 32 features). Elsewhere Halide's
     // exp, which turns NaN into 0 (the NaN rule: NaN).
-    Expr shifted = x - call(max, statAt);
-    Expr weight = type == Halide::Float(32)
-                      ? softmaxExp(shifted)
-                      : keepNaN(shifted, Halide::exp(shifted));
-    define(num, vars, Halide::select(isNegInf(x), constant(type, 0.0), weight));
-    Index numR = at;
-    numR[dim] = r;
+    auto expOf = [&](Expr shifted) {
+      return type == Halide::Float(32) ? softmaxExp(shifted)
+                                       : keepNaN(shifted, Halide::exp(shifted));
+    };
+    auto maxEntry = [&](Expr value) {
+      return Halide::select(isNegInf(value), lowest(type), value);
+    };
+    auto weightOf = [&](Expr value, Expr maximum) {
+      return Halide::select(isNegInf(value), constant(type, 0.0),
+                            expOf(value - maximum));
+    };
+    // (num reads the max, and the unchunked sum num: each is defined after
+    // what it reads is complete.)
+    define(max, statVars, lowest(type));
     define(sum, statVars, constant(type, 0.0));
-    update(sum, statAt, call(sum, statAt) + call(num, numR));
+    auto extent = Halide::Internal::as_const_int(input.shape[dim]);
+    int64_t chunk = options.normalizeChunk;
+    if (chunk > 0 && dim != static_cast<int64_t>(rank) - 1 && extent &&
+        *extent >= 2 * chunk) {
+      // Over positions (AlgorithmOptions::normalizeChunk): each chunk's
+      // max and sum of exps, from one read of its entries, merged by
+      // rescaling each chunk's sum by exp(chunk max - max).
+      Var c(name + "_c");
+      RDom rc(0, static_cast<int32_t>(chunk), name + "_rc");
+      Expr position = c * static_cast<int32_t>(chunk) + rc;
+      rc.where(position < input.shape[dim]); // a ragged last chunk
+      RDom chunks(0, static_cast<int32_t>((*extent + chunk - 1) / chunk),
+                  name + "_rchunk");
+      std::vector<Var> chunkVars = statVars;
+      chunkVars.insert(chunkVars.begin(), c); // outermost in Halide
+      Index chunkAt = toExprs(chunkVars), mergeAt = statAt;
+      mergeAt.insert(mergeAt.begin(), chunks);
+      // The predicate skips a ragged chunk's missing positions; the clamp
+      // keeps the input's bounds (bounds inference does not use it).
+      Index atChunk = at;
+      atChunk[dim] = Halide::min(position, input.shape[dim] - 1);
+      Expr xc = input(atChunk);
+      Func chunkMax(name + "_chunk_max"), chunkSum(name + "_chunk_sum");
+      define(chunkMax, chunkVars, lowest(type));
+      update(chunkMax, chunkAt,
+             Halide::max(call(chunkMax, chunkAt), maxEntry(xc)));
+      define(chunkSum, chunkVars, constant(type, 0.0));
+      update(chunkSum, chunkAt,
+             call(chunkSum, chunkAt) + weightOf(xc, call(chunkMax, chunkAt)));
+      update(max, statAt,
+             Halide::max(call(max, statAt), call(chunkMax, mergeAt)));
+      // An all -inf chunk: max - max of lowest is 0, times a sum of 0.
+      update(sum, statAt,
+             call(sum, statAt) +
+                 call(chunkSum, mergeAt) *
+                     expOf(call(chunkMax, mergeAt) - call(max, statAt)));
+      define(num, vars, weightOf(x, call(max, statAt)));
+      stages = {{"chunk_max", chunkMax}, {"chunk_sum", chunkSum}};
+      domains = {{"chunk_positions", rc}, {"chunks", chunks}};
+    } else {
+      update(max, statAt, Halide::max(call(max, statAt), maxEntry(xr)));
+      define(num, vars, weightOf(x, call(max, statAt)));
+      Index numR = at;
+      numR[dim] = r;
+      update(sum, statAt, call(sum, statAt) + call(num, numR));
+    }
     Expr total = call(sum, statAt);
     if (dim == static_cast<int64_t>(rank) - 1 && rank > 1) {
       // Along rows: one division per row and a multiply per vector (as
@@ -186,7 +235,7 @@ LogicalResult KernelBuilder::lowerNormalize(Operation *operation) {
     } else {
       define(result, vars, call(num, at) / softmaxDivisor(total));
     }
-    stages = {{"max", max}, {"exp", num}, {"sum", sum}};
+    stages.insert({{"max", max}, {"exp", num}, {"sum", sum}});
     break;
   }
   case NormKind::sum: {
@@ -205,7 +254,8 @@ LogicalResult KernelBuilder::lowerNormalize(Operation *operation) {
     break;
   }
   Family family = stages.empty() ? Family::Elementwise : Family::Normalize;
-  bind(op, family, {result, input.shape, type}, stages, {{"r", r}},
+  domains.insert({"r", r});
+  bind(op, family, {result, input.shape, type}, stages, domains,
        {{"dim", dim}});
   return success();
 }

@@ -294,6 +294,7 @@ FailureOr<KernelAlgorithm> buildScheduled(func::FuncOp func,
     algorithmOptions.keyPart = options.schedule.attention.keyPart;
     const ChunkedProductParams &chunked = options.schedule.chunkedProduct;
     algorithmOptions.efficientChunk = chunked.chunkMaxima ? chunked.chunk : 0;
+    algorithmOptions.normalizeChunk = options.schedule.reduction.chunk;
     algorithmOptions.gradQueryBlock =
         options.schedule.attentionGrad.onePassQueryBlock;
     algorithmOptions.gradKeyBlock =

@@ -17,6 +17,42 @@ using Halide::Func;
 using Halide::TailStrategy;
 using Halide::Var;
 
+/// A softmax over positions in chunks (lowerNormalize with
+/// AlgorithmOptions::normalizeChunk): one parallel task per chunk takes the
+/// chunk's max, then its sum of exps, both over the chunk's entries while
+/// they are in L1, the statistics' own dims in vectors; a copy of each
+/// chunk's max, fused with the task, is what the merges read. The merges
+/// run over the chunks, the exps (the result) where read.
+static void scheduleNormalizeChunks(OpStages &op, int vector) {
+  Func chunkSum = op.stages.at("chunk_sum"),
+       chunkMax = op.stages.at("chunk_max");
+  Func max = op.stages.at("max"), sum = op.stages.at("sum");
+  std::vector<Var> args = chunkSum.args(); // inner, ..., c
+  Var inner = args[0], c = args.back();
+  Halide::RVar positions = op.domains.at("chunk_positions").x;
+  Func task = chunkSum.in(sum);
+  Func maxima = chunkMax.in({max, sum});
+  for (Func copy : {task, maxima})
+    copy.compute_root()
+        .vectorize(inner, vector, TailStrategy::GuardWithIf)
+        .parallel(c);
+  maxima.compute_with(task, c);
+  for (Func stat : {chunkMax, chunkSum}) {
+    stat.compute_at(task, c).vectorize(inner, vector,
+                                       TailStrategy::GuardWithIf);
+    stat.update()
+        .reorder(inner, positions)
+        .vectorize(inner, vector, TailStrategy::GuardWithIf);
+  }
+  Halide::RVar chunks = op.domains.at("chunks").x;
+  for (Func merge : {max, sum}) {
+    merge.compute_root().vectorize(inner, vector, TailStrategy::GuardWithIf);
+    merge.update()
+        .reorder(inner, chunks)
+        .vectorize(inner, vector, TailStrategy::GuardWithIf);
+  }
+}
+
 void mlir::attn::codegen::scheduleNormalize(OpStages &op,
                                             const ScheduleContext &ctx) {
   // A product's chunk tasks reduce it (scheduleGemm).
@@ -42,6 +78,10 @@ void mlir::attn::codegen::scheduleNormalize(OpStages &op,
   // chunks, the exps recomputed where read (a root copy of them was a
   // serial pass writing the whole tensor).
   bool alongRows = halideDim == 0 && rank > 1;
+  if (op.stages.count("chunk_sum")) {
+    scheduleNormalizeChunks(op, vector);
+    return;
+  }
   for (const char *role : {"max", "sum"}) {
     auto stage = op.stages.find(role);
     if (stage == op.stages.end())

@@ -65,7 +65,8 @@ mlir::attn::codegen::sizeThresholds(const ScheduleParams &params,
        "not reduced in chunks (scheduleGemm, canFuseIntoEpilogue)"},
       {"2 x reduction.chunk", 2 * int64_t(params.reduction.chunk), 0,
        kKeyAxis | kQueryAxis,
-       "a reduction over positions splits into parallel chunks (rfactor)"},
+       "a reduction over positions splits into parallel chunks (rfactor; "
+       "attn.normalize softmax takes its max and sum per chunk)"},
       {"2 x chunkedProduct.chunk", 2 * int64_t(chunked.chunk), chunked.chunk,
        kKeyAxis,
        "K^T V products reduce in parallel chunk tasks; attn.efficient's "
