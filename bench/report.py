@@ -304,6 +304,16 @@ def _attn_ms(rows, kernel):
                  if r["impl"] == "attn" and "median_ms" in r), None)
 
 
+# Measures that are a fraction of a ceiling only some probes measure: the
+# key of attn's record, and the note where the record has none.
+PROBED_FRACTIONS = {
+    "read": ("fraction_of_read_bandwidth",
+             "the probe measured no read bandwidth"),
+    "gather": ("fraction_of_gather_ceiling",
+               "the probe measured no gather bandwidth"),
+}
+
+
 def evaluate_targets(rows, attn_available, attn_reason):
     """The verdicts of the targets whose kernel is in the run."""
     verdicts = []
@@ -326,18 +336,12 @@ def evaluate_targets(rows, attn_available, attn_reason):
             verdict.update(value=attn["fraction_of_fma_peak"])
         elif measure == "roofline":
             verdict.update(value=attn["fraction_of_roofline"])
-        elif measure == "read":
-            if "fraction_of_read_bandwidth" in attn:
-                verdict.update(value=attn["fraction_of_read_bandwidth"])
+        elif measure in PROBED_FRACTIONS:
+            key, missing = PROBED_FRACTIONS[measure]
+            if key in attn:
+                verdict.update(value=attn[key])
             else:
-                verdict.update(status="not measured", value=None,
-                               note="the probe measured no read bandwidth")
-        elif measure == "gather":
-            if "fraction_of_gather_ceiling" in attn:
-                verdict.update(value=attn["fraction_of_gather_ceiling"])
-            else:
-                verdict.update(status="not measured", value=None,
-                               note="the probe measured no gather bandwidth")
+                verdict.update(status="not measured", value=None, note=missing)
         elif measure == "bf16_dot":
             if "fraction_of_bf16_dot_peak" in attn:
                 verdict.update(value=attn["fraction_of_bf16_dot_peak"])
