@@ -177,8 +177,8 @@ LogicalResult KernelBuilder::lowerNormalize(Operation *operation) {
       return Halide::select(isNegInf(value), constant(type, 0.0),
                             expOf(value - maximum));
     };
-    // (num reads the max, and the unchunked sum num: each is defined after
-    // what it reads is complete.)
+    // Halide reads only complete Funcs: num is defined after the max's
+    // update, and the unchunked sum's update (which reads num) after num.
     define(max, statVars, lowest(type));
     define(sum, statVars, constant(type, 0.0));
     auto extent = Halide::Internal::as_const_int(input.shape[dim]);
