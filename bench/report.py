@@ -25,8 +25,8 @@ attn's time, its f32 twin's time in the same run and the speed-up over it,
 the PyTorch bf16 peers' times and attn's speed-ups, its fraction of the
 roofline and, for softmax attention, of the bf16 dot-product peak (the
 probe's `bf16_dot_peak_gflops`; the bf16 softmax rows' compute ceiling,
-bench/kernels.py). Then the targets of issues 4, 5, 21, 22, 24 and 27, each met
-or missed, for the rows in the run. A row attn_bench.py skipped (a gradient
+bench/kernels.py). Then the targets of issues 4, 5, 21, 22, 24 and 27, each
+met or missed, for the rows in the run. A row attn_bench.py skipped (a gradient
 whose largest tensor exceeds BENCH_MAX_SCORE_BYTES) is shown as skipped,
 with why, and its targets as not measured; so is a peer peers.py leaves out
 of a row (ONNX Runtime and grid_sample on the bf16 rows).
