@@ -29,6 +29,10 @@ static void scheduleNormalizeChunks(OpStages &op, int vector) {
   Func max = op.stages.at("max"), sum = op.stages.at("sum");
   std::vector<Var> args = chunkSum.args(); // inner, ..., c
   Var inner = args[0], c = args.back();
+  // The statistics of one slice of the chunk at a time (every dim but
+  // `inner` fixed): with batch dims, the whole chunk of every batch index
+  // would not stay in L1 between the max and the sum.
+  Var slice = args[1];
   Halide::RVar positions = op.domains.at("chunk_positions").x;
   Func task = chunkSum.in(sum);
   Func maxima = chunkMax.in({max, sum});
@@ -36,10 +40,10 @@ static void scheduleNormalizeChunks(OpStages &op, int vector) {
     copy.compute_root()
         .vectorize(inner, vector, TailStrategy::GuardWithIf)
         .parallel(c);
-  maxima.compute_with(task, c);
+  maxima.compute_with(task, slice);
   for (Func stat : {chunkMax, chunkSum}) {
-    stat.compute_at(task, c).vectorize(inner, vector,
-                                       TailStrategy::GuardWithIf);
+    stat.compute_at(task, slice)
+        .vectorize(inner, vector, TailStrategy::GuardWithIf);
     stat.update()
         .reorder(inner, positions)
         .vectorize(inner, vector, TailStrategy::GuardWithIf);
