@@ -588,6 +588,9 @@ void KernelBuilder::markEpilogue(Value returned) {
       if (rowSumIndex != algorithm.ops.size() &&
           readsThroughChain(rowSum->getOperand(0), operand, chain))
         info["epilogueRowSum"] = static_cast<int64_t>(rowSumIndex);
+      SmallVector<Value> reads(operands);
+      llvm::append_range(reads, product->getOperands());
+      markChunkCompanion(epilogue, epilogueIndex, reads);
       continue;
     }
     if (!operand.hasOneUse())
@@ -599,6 +602,82 @@ void KernelBuilder::markEpilogue(Value returned) {
         type.getShape().drop_back() == resultType.getShape().drop_back() &&
         type.getShape().back() == 1 && !info.count("epilogueRowsOf"))
       info["epilogueRowsOf"] = static_cast<int64_t>(productIndex);
+  }
+}
+
+/// Whether `value` is computed from `target`'s result (`visited`: the ops
+/// already walked, which do not reach it).
+static bool dependsOn(Value value, Operation *target,
+                      llvm::SmallPtrSetImpl<Operation *> &visited) {
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    return false;
+  if (op == target)
+    return true;
+  if (!visited.insert(op).second)
+    return false;
+  return llvm::any_of(op->getOperands(), [&](Value operand) {
+    return dependsOn(operand, target, visited);
+  });
+}
+
+/// A matrix product that contracts over the rows of a matrix the epilogue
+/// also reads row by row (transposed lhs, or rhs, of as many rows as the
+/// epilogue's result): efficient attention's dC = softmax(Q)^T dO next to
+/// dQ = softmax(Q) (dO C^T - ...). Neither computes from the other. The
+/// product is recorded (info "chunkCompanion", the epilogue's index), so
+/// the schedule may reduce each chunk of its positions in the task of the
+/// epilogue's rows (scheduleKernel), which then reads those rows from
+/// cache instead of memory. Static 2-D shapes only: the chunk tasks and
+/// the row blocks must be the same loop.
+void KernelBuilder::markChunkCompanion(Operation *epilogueOp, size_t epilogue,
+                                       ArrayRef<Value> epilogueReads) {
+  auto epilogueType =
+      cast<RankedTensorType>(epilogueOp->getResult(0).getType());
+  if (epilogueType.getRank() != 2 || !epilogueType.hasStaticShape())
+    return;
+  for (Value read : epilogueReads) {
+    auto readType = dyn_cast<RankedTensorType>(read.getType());
+    if (!readType || readType.getRank() != 2 || !readType.hasStaticShape() ||
+        readType.getDimSize(0) != epilogueType.getDimSize(0))
+      continue;
+    for (Operation *user : read.getUsers()) {
+      auto product = dyn_cast<MatmulOp>(user);
+      if (!product || !product.getTransposeLhs() ||
+          (product.getLhs() != read && product.getRhs() != read))
+        continue;
+      auto type = cast<RankedTensorType>(product.getType());
+      if (type.getRank() != 2 || !type.hasStaticShape())
+        continue;
+      size_t productIndex = opIndex(product.getResult());
+      if (productIndex == algorithm.ops.size() ||
+          algorithm.ops[productIndex].info.count("chunkCompanion"))
+        continue;
+      // compute_with needs two loop nests that do not feed each other.
+      llvm::SmallPtrSet<Operation *, 16> visited;
+      if (dependsOn(epilogueOp->getResult(0), product, visited))
+        continue;
+      visited.clear();
+      if (llvm::any_of(product->getOperands(), [&](Value operand) {
+            return dependsOn(operand, epilogueOp, visited);
+          }))
+        continue;
+      std::map<std::string, int64_t> &info = algorithm.ops[productIndex].info;
+      info["chunkCompanion"] = static_cast<int64_t>(epilogue);
+      // A normalization along the rows that only these two read (softmax(Q)
+      // in efficient attention's gradient) can be computed per chunk where
+      // both read it, instead of written whole and read twice.
+      auto rows = read.getDefiningOp<NormalizeOp>();
+      size_t rowsIndex = opIndex(read);
+      if (rows && rows.getDim() == 1 && rowsIndex != algorithm.ops.size() &&
+          llvm::all_of(read.getUsers(), [&](Operation *reader) {
+            llvm::SmallPtrSet<Operation *, 16> walked;
+            return reader == product || reader == epilogueOp ||
+                   dependsOn(epilogueOp->getResult(0), reader, walked);
+          }))
+        info["chunkRows"] = static_cast<int64_t>(rowsIndex);
+      return;
+    }
   }
 }
 

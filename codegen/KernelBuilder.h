@@ -261,6 +261,10 @@ private:
   /// Marks a returned pointwise op as the epilogue of a product.
   void markEpilogue(Value returned);
   void markRounding(Value returned);
+  /// Marks a chunked product that reads an input of the epilogue
+  /// `epilogueOp` (algorithm.ops[epilogue]) row by row.
+  void markChunkCompanion(Operation *epilogueOp, size_t epilogue,
+                          ArrayRef<Value> epilogueReads);
   /// Marks column sums that can share a chunked product's tasks.
   void markSharedColumnSums();
   /// Records the op's result.

@@ -110,7 +110,8 @@ void mlir::attn::codegen::vectorizePairs(Func pairs, int vector) {
 TiledProduct mlir::attn::codegen::scheduleTiledProduct(
     Func out, Func acc, const Halide::RDom &k, const Expr &cols,
     const Expr &rows, int vector, int tileVectors, int tileRows, int blockRows,
-    const ScheduleContext &ctx, Func rhsPanel) {
+    const ScheduleContext &ctx, Func rhsPanel,
+    std::optional<FixedRowBlocks> fixedBlocks) {
   std::vector<Var> args = out.args();
   Var x = args[0], y = args[1];
   std::vector<Var> accArgs = acc.args();
@@ -120,7 +121,9 @@ TiledProduct mlir::attn::codegen::scheduleTiledProduct(
   // 16 tasks remain.
   auto staticRows = Halide::Internal::as_const_int(rows);
   auto staticCols = Halide::Internal::as_const_int(cols);
-  if (staticRows && staticCols && ctx.params.gemm.taskBytes > 0) {
+  if (fixedBlocks) {
+    blockRows = fixedBlocks->rows;
+  } else if (staticRows && staticCols && ctx.params.gemm.taskBytes > 0) {
     int64_t rowBytes = *staticCols * out.type().bytes();
     int64_t streamRows =
         (ctx.params.gemm.taskBytes + rowBytes - 1) / rowBytes;
@@ -129,7 +132,8 @@ TiledProduct mlir::attn::codegen::scheduleTiledProduct(
   }
   SplitChoice blockSplit = chooseSplit(rows, blockRows);
   SplitChoice rowSplit = chooseSplit(rows, tileRows);
-  Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), yii("yii");
+  Var xo("xo"), xi("xi"), yo(fixedBlocks ? fixedBlocks->loop : Var("yo")),
+      yi("yi"), yii("yii");
   if (colSplit.isStatic && blockSplit.isStatic) {
     // Register tile: acc is tileRows x colSplit.factor, recomputed per
     // tile (ShiftInwards overlaps the last tile instead of guarding it).
@@ -419,6 +423,25 @@ void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
     ctx.rowProducts[op.name] = &rowProduct;
     ctx.fusedProducts.insert(rowProduct.name);
   }
+  // A chunked product that reads the rows an epilogue's tiles read
+  // (markChunkCompanion) reduces each chunk in the task of those rows.
+  for (OpStages &op : algorithm.ops) {
+    auto companion = op.info.find("chunkCompanion");
+    if (companion == op.info.end() || op.family != Family::Gemm ||
+        op.info.at("bf16Pairs") || !reducesInChunks(op, ctx))
+      continue;
+    const OpStages &epilogue = algorithm.ops[companion->second];
+    if (!ctx.epilogues.count(epilogue.name))
+      continue;
+    ctx.chunkCompanions[epilogue.name] = &op;
+    // (The epilogue computes first in the fused loop: its loop is the one
+    // producers of both go to.)
+    auto rows = op.info.find("chunkRows");
+    if (rows != op.info.end() &&
+        !ctx.isOutput(algorithm.ops[rows->second].result.func))
+      ctx.chunkRows[algorithm.ops[rows->second].name] = Halide::LoopLevel(
+          epilogue.result.func, chunkLoop(op.stages.at("acc")));
+  }
   // A returned rounding of an op's pure result (no update definition) takes
   // the result's place in that op's schedule: the result is inlined into it,
   // so the f32 values are never stored and read back.
@@ -501,4 +524,10 @@ void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
         !ctx.fusedRoundings.count(sum->second->name))
       scheduleOp(*sum->second);
   }
+  // Each chunk task runs after the epilogue's block of the same rows, in
+  // the same parallel iteration, so it reads those rows from L2.
+  for (auto &[epilogueName, tasks] : ctx.companionTasks)
+    for (OpStages &op : algorithm.ops)
+      if (op.name == epilogueName)
+        tasks.tiles.compute_with(op.result.func, tasks.u);
 }

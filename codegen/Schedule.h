@@ -19,6 +19,13 @@
 
 namespace mlir::attn::codegen {
 
+/// The chunk tasks of a chunked product (scheduleChunkedProduct).
+struct ChunkedProduct {
+  Halide::Func tiles;
+  Halide::Var u;
+  Halide::Func operandReader; ///< the Func that reads the operands
+};
+
 struct ScheduleContext {
   Halide::Target target;
   ScheduleParams params;
@@ -47,6 +54,17 @@ struct ScheduleContext {
   /// Returned roundings to bf16/f16 that their producer's schedule tiles as
   /// its own output (Algorithm.cpp, markRounding); no schedule of their own.
   std::set<std::string> fusedRoundings;
+  /// Chunked products whose chunk tasks run in the row-block tasks of an
+  /// epilogue that reads the same rows (Algorithm.cpp, markChunkCompanion):
+  /// epilogue name -> product. The epilogue's row blocks are then the
+  /// product's chunks, and its block loop has the chunk loop's name.
+  std::map<std::string, const OpStages *> chunkCompanions;
+  /// The chunk tasks those products got (scheduleGemm), fused with their
+  /// epilogue's blocks after every op is scheduled: epilogue name -> tasks.
+  std::map<std::string, ChunkedProduct> companionTasks;
+  /// Normalizations along rows that only such a pair reads, computed per
+  /// chunk in the fused task: normalization name -> that loop.
+  std::map<std::string, Halide::LoopLevel> chunkRows;
 
   bool isOutput(const Halide::Func &f) const {
     return outputs.count(f.name()) != 0;
@@ -108,13 +126,20 @@ struct TiledProduct {
   /// Dynamic sizes: undefined (acc is computed one row at a time).
   std::optional<Halide::LoopLevel> registerTile;
 };
-TiledProduct scheduleTiledProduct(Halide::Func out, Halide::Func acc,
-                                  const Halide::RDom &k,
-                                  const Halide::Expr &cols,
-                                  const Halide::Expr &rows, int vector,
-                                  int tileVectors, int tileRows, int blockRows,
-                                  const ScheduleContext &ctx,
-                                  Halide::Func rhsPanel = Halide::Func());
+/// `fixedBlocks`: blocks of exactly that many rows (no taskBytes
+/// widening), their loop named like the given Var (a chunk loop that a
+/// companion fuses with, ScheduleContext::chunkCompanions).
+struct FixedRowBlocks {
+  int rows;
+  Halide::Var loop;
+};
+TiledProduct
+scheduleTiledProduct(Halide::Func out, Halide::Func acc, const Halide::RDom &k,
+                     const Halide::Expr &cols, const Halide::Expr &rows,
+                     int vector, int tileVectors, int tileRows, int blockRows,
+                     const ScheduleContext &ctx,
+                     Halide::Func rhsPanel = Halide::Func(),
+                     std::optional<FixedRowBlocks> fixedBlocks = std::nullopt);
 
 /// A small product (rows x cols, e.g. dk x dv) reduced over many positions
 /// `rj` (K^T V): chunks of ChunkedProductParams::chunk positions reduce in
@@ -132,11 +157,8 @@ TiledProduct scheduleTiledProduct(Halide::Func out, Halide::Func acc,
 /// an undefined `tiles`
 /// when the sizes are dynamic or there are fewer than two chunks (nothing
 /// is scheduled then).
-struct ChunkedProduct {
-  Halide::Func tiles;
-  Halide::Var u;
-  Halide::Func operandReader; ///< the Func that reads the operands
-};
+/// The parallel chunk loop scheduleChunkedProduct gives `product`.
+Halide::Var chunkLoop(const Halide::Func &product);
 ChunkedProduct scheduleChunkedProduct(
     Halide::Func product, const Halide::RDom &rj, const Halide::Expr &cols,
     const Halide::Expr &rows, int vector, const ScheduleContext &ctx,
@@ -226,6 +248,10 @@ void scheduleGemm(OpStages &op, ScheduleContext &ctx);
 /// of its epilogue: it takes the register-tiled schedule (not a chunked
 /// reduction over positions).
 bool canFuseIntoEpilogue(const OpStages &product, const ScheduleContext &ctx);
+/// Whether scheduleGemm reduces `product` in chunks of positions
+/// (scheduleChunkedProduct): static sizes, at most one block of rows, at
+/// least two chunks of positions.
+bool reducesInChunks(const OpStages &product, const ScheduleContext &ctx);
 /// Whether one register tile of `product` spans its rows (static sizes, a
 /// row of at most gemm.tileVectors whole vectors), so an epilogue can sum
 /// the rows in its tiles.

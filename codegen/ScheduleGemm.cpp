@@ -121,6 +121,19 @@ bool mlir::attn::codegen::canFuseIntoEpilogue(const OpStages &product,
   return !rows || *rows > ctx.params.gemm.blockRows;
 }
 
+bool mlir::attn::codegen::reducesInChunks(const OpStages &product,
+                                          const ScheduleContext &ctx) {
+  size_t rank = product.result.rank();
+  auto rows = Halide::Internal::as_const_int(product.result.shape[rank - 2]);
+  auto cols = Halide::Internal::as_const_int(product.result.shape[rank - 1]);
+  const Halide::RDom &k = product.domains.at("acc");
+  auto positions = Halide::Internal::as_const_int(
+      (k.dimensions() == 2 ? k.y : k.x).extent());
+  int chunk = std::max(1, ctx.params.chunkedProduct.chunk);
+  return rows && cols && positions && *rows <= ctx.params.gemm.blockRows &&
+         *positions >= 2 * chunk;
+}
+
 bool mlir::attn::codegen::tileSpansRows(const OpStages &product,
                                         const ScheduleContext &ctx) {
   const GemmParams &p = ctx.params.gemm;
@@ -169,9 +182,15 @@ void mlir::attn::codegen::scheduleProductTiles(OpStages &product,
   Halide::Expr cols = product.result.shape[rank - 1];
   int vector = ctx.vectorWidth(p.vectorWidth, product.result.type);
   Halide::Func panel = rhsPanel(product, p, cols, rows, vector);
+  // With a chunked companion, blocks of its chunks, in a loop of its name.
+  std::optional<FixedRowBlocks> blocks;
+  auto companion = ctx.chunkCompanions.find(out.name());
+  if (companion != ctx.chunkCompanions.end())
+    blocks = FixedRowBlocks{std::max(1, ctx.params.chunkedProduct.chunk),
+                            chunkLoop(companion->second->stages.at("acc"))};
   TiledProduct tiled = scheduleTiledProduct(
       out, product.stages.at("acc"), product.domains.at("acc"), cols, rows,
-      vector, p.tileVectors, p.tileRows, p.blockRows, ctx, panel);
+      vector, p.tileVectors, p.tileRows, p.blockRows, ctx, panel, blocks);
   Halide::Var task = tiled.task;
   Halide::LoopLevel at(out, task);
   auto rowSum = ctx.rowSums.find(out.name());
@@ -242,6 +261,9 @@ void mlir::attn::codegen::scheduleGemm(OpStages &op, ScheduleContext &ctx) {
         op.stages.at(pairs ? "rhsPairs" : "rhs"),
         pairs || !op.info.at("transposeRhs"));
     if (chunked.tiles.defined()) {
+      for (const auto &[epilogue, product] : ctx.chunkCompanions)
+        if (product == &op)
+          ctx.companionTasks[epilogue] = chunked;
       Halide::LoopLevel task(chunked.tiles, chunked.u);
       // In bf16 pairs each task packs its chunk of both operands (in L2),
       // and the packed copies are what read the operands.

@@ -63,13 +63,28 @@ void mlir::attn::codegen::scheduleNormalize(OpStages &op,
   if (ctx.fusedSums.count(op.name))
     return;
   Func out = op.result.func;
-  if (!ctx.isOutput(out))
-    out.compute_root();
   int vector =
       ctx.vectorWidth(ctx.params.reduction.vectorWidth, op.result.type);
   std::vector<Var> args = out.args();
   size_t rank = args.size();
   const Halide::RDom &r = op.domains.at("r");
+  auto perChunk = ctx.chunkRows.find(op.name);
+  if (perChunk != ctx.chunkRows.end() && rank == 2) {
+    // Along rows, in the fused task of its two readers (chunkRows): row
+    // by row, each row's statistics next to it.
+    out.compute_at(perChunk->second)
+        .vectorize(args[0], vector, TailStrategy::GuardWithIf);
+    for (const char *role : {"max", "sum"})
+      if (auto stage = op.stages.find(role); stage != op.stages.end())
+        scheduleRowStatistic(stage->second, r, out, args[1], vector,
+                             /*oneRowAt=*/true);
+    if (auto exp = op.stages.find("exp"); exp != op.stages.end())
+      exp->second.compute_at(out, args[1])
+          .vectorize(exp->second.args()[0], vector, TailStrategy::GuardWithIf);
+    return;
+  }
+  if (!ctx.isOutput(out))
+    out.compute_root();
   if (rank == 0) {
     // A scalar sum (attn.unbroadcast to a rank-0 `like`): one serial loop.
     op.stages.at("sum").compute_root();
@@ -305,6 +320,10 @@ tileChunkPartial(Func partial, Halide::RVar positions, Var u, int chunk,
 /// reads the chunk's weights the context already computed, so exp runs
 /// once per element of K instead of twice and K is read twice (kmax, this
 /// pass) instead of three times.
+Var mlir::attn::codegen::chunkLoop(const Func &product) {
+  return Var(product.name() + "_chunk");
+}
+
 ChunkedProduct mlir::attn::codegen::scheduleChunkedProduct(
     Func product, const Halide::RDom &rj, const Halide::Expr &cols,
     const Halide::Expr &rows, int vector, const ScheduleContext &ctx,
@@ -327,7 +346,7 @@ ChunkedProduct mlir::attn::codegen::scheduleChunkedProduct(
   std::vector<Var> args = product.args(); // e, d, b...
   Var e = args[0], d = args[1];
   Halide::RVar chunkOuter("chunk_outer"), chunkInner("chunk_inner");
-  Var u(product.name() + "_chunk");
+  Var u = chunkLoop(product);
   Func partial = product.update()
                      .split(stepOver, chunkOuter, chunkInner, chunk,
                             TailStrategy::GuardWithIf)
