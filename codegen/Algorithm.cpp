@@ -588,9 +588,15 @@ void KernelBuilder::markEpilogue(Value returned) {
       if (rowSumIndex != algorithm.ops.size() &&
           readsThroughChain(rowSum->getOperand(0), operand, chain))
         info["epilogueRowSum"] = static_cast<int64_t>(rowSumIndex);
+      // What the epilogue's tiles compute: the chain (a row sum only when
+      // recorded for the tiles) and the product.
+      llvm::SmallPtrSet<Operation *, 8> tiles(chain.begin(), chain.end());
+      if (rowSum && !info.count("epilogueRowSum"))
+        tiles.erase(rowSum);
+      tiles.insert(product);
       SmallVector<Value> reads(operands);
       llvm::append_range(reads, product->getOperands());
-      markChunkCompanion(epilogue, epilogueIndex, reads);
+      markRowCompanions(epilogue, epilogueIndex, reads, tiles);
       continue;
     }
     if (!operand.hasOneUse())
@@ -621,21 +627,36 @@ static bool dependsOn(Value value, Operation *target,
   });
 }
 
-/// A matrix product that contracts over the rows of a matrix the epilogue
-/// also reads row by row (transposed lhs, or rhs, of as many rows as the
-/// epilogue's result): efficient attention's dC = softmax(Q)^T dO next to
-/// dQ = softmax(Q) (dO C^T - ...). Neither computes from the other. The
-/// product is recorded (info "chunkCompanion", the epilogue's index), so
-/// the schedule may reduce each chunk of its positions in the task of the
-/// epilogue's rows (scheduleKernel), which then reads those rows from
-/// cache instead of memory. Static 2-D shapes only: the chunk tasks and
-/// the row blocks must be the same loop.
-void KernelBuilder::markChunkCompanion(Operation *epilogueOp, size_t epilogue,
-                                       ArrayRef<Value> epilogueReads) {
+/// Products that read, row by row, a matrix the epilogue `epilogueOp`
+/// (algorithm.ops[epilogue]) reads too, of as many rows as its result, and
+/// that neither compute from the epilogue nor feed it (compute_with needs
+/// two loop nests that do not feed each other). Static 2-D shapes only.
+/// Two kinds, recorded on the product with the epilogue's index:
+/// - info "chunkCompanion": a product that contracts over those rows (a
+///   transposed lhs, or its rhs): efficient attention's dC = softmax(Q)^T dO
+///   next to dQ = softmax(Q) (dO C^T - ...). The schedule may reduce each
+///   chunk of its positions in the epilogue's task of those rows.
+/// - info "rowCompanion": a returned product with that matrix as its lhs
+///   (rows of the result): dV = softmax_positions(K) dC next to
+///   dK = softmax_positions(K) (V dC^T - ...). The schedule may run both
+///   in the same tasks of row blocks.
+/// Either way the second reads the rows from cache, not memory. A
+/// normalization that only the pair reads (one of those softmaxes) is also
+/// recorded (info "sharedRows", its index), to be computed per task where
+/// both read it instead of written whole and read twice. `tiles`: the ops
+/// the epilogue's tiles compute (its chain and its product).
+void KernelBuilder::markRowCompanions(
+    Operation *epilogueOp, size_t epilogue, ArrayRef<Value> epilogueReads,
+    const llvm::SmallPtrSetImpl<Operation *> &tiles) {
   auto epilogueType =
       cast<RankedTensorType>(epilogueOp->getResult(0).getType());
   if (epilogueType.getRank() != 2 || !epilogueType.hasStaticShape())
     return;
+  auto returned = [&](Value value) {
+    return llvm::any_of(value.getUsers(), [](Operation *user) {
+      return isa<func::ReturnOp>(user);
+    });
+  };
   for (Value read : epilogueReads) {
     auto readType = dyn_cast<RankedTensorType>(read.getType());
     if (!readType || readType.getRank() != 2 || !readType.hasStaticShape() ||
@@ -643,17 +664,21 @@ void KernelBuilder::markChunkCompanion(Operation *epilogueOp, size_t epilogue,
       continue;
     for (Operation *user : read.getUsers()) {
       auto product = dyn_cast<MatmulOp>(user);
-      if (!product || !product.getTransposeLhs() ||
-          (product.getLhs() != read && product.getRhs() != read))
+      if (!product)
         continue;
+      bool contracts = product.getTransposeLhs() &&
+                       (product.getLhs() == read || product.getRhs() == read);
+      bool byRows = !product.getTransposeLhs() && product.getLhs() == read &&
+                    returned(product.getResult());
       auto type = cast<RankedTensorType>(product.getType());
-      if (type.getRank() != 2 || !type.hasStaticShape())
+      if ((!contracts && !byRows) || type.getRank() != 2 ||
+          !type.hasStaticShape())
         continue;
       size_t productIndex = opIndex(product.getResult());
       if (productIndex == algorithm.ops.size() ||
-          algorithm.ops[productIndex].info.count("chunkCompanion"))
+          algorithm.ops[productIndex].info.count("chunkCompanion") ||
+          algorithm.ops[productIndex].info.count("rowCompanion"))
         continue;
-      // compute_with needs two loop nests that do not feed each other.
       llvm::SmallPtrSet<Operation *, 16> visited;
       if (dependsOn(epilogueOp->getResult(0), product, visited))
         continue;
@@ -663,19 +688,17 @@ void KernelBuilder::markChunkCompanion(Operation *epilogueOp, size_t epilogue,
           }))
         continue;
       std::map<std::string, int64_t> &info = algorithm.ops[productIndex].info;
-      info["chunkCompanion"] = static_cast<int64_t>(epilogue);
-      // A normalization along the rows that only these two read (softmax(Q)
-      // in efficient attention's gradient) can be computed per chunk where
-      // both read it, instead of written whole and read twice.
-      auto rows = read.getDefiningOp<NormalizeOp>();
+      info[contracts ? "chunkCompanion" : "rowCompanion"] =
+          static_cast<int64_t>(epilogue);
+      // (Only readers inside the shared task: the product and what the
+      // epilogue's tiles compute, not a reduction the epilogue reads.)
       size_t rowsIndex = opIndex(read);
-      if (rows && rows.getDim() == 1 && rowsIndex != algorithm.ops.size() &&
+      if (read.getDefiningOp<NormalizeOp>() &&
+          rowsIndex != algorithm.ops.size() &&
           llvm::all_of(read.getUsers(), [&](Operation *reader) {
-            llvm::SmallPtrSet<Operation *, 16> walked;
-            return reader == product || reader == epilogueOp ||
-                   dependsOn(epilogueOp->getResult(0), reader, walked);
+            return reader == product || tiles.contains(reader);
           }))
-        info["chunkRows"] = static_cast<int64_t>(rowsIndex);
+        info["sharedRows"] = static_cast<int64_t>(rowsIndex);
       return;
     }
   }

@@ -33,7 +33,11 @@ LogicalResult KernelBuilder::lowerMatmul(Operation *operation) {
   if (failed(layout))
     return failure();
   const BatchedLayout &batch = *layout;
-  Var i("i"), j("j");
+  // Named by the result's dims as elementwise ops name theirs (makeVars), so
+  // a product and a pointwise output of the same rows have loops of the
+  // same names, which compute_with needs (ScheduleContext::rowCompanions).
+  size_t rowDim = batch.batchVars.size();
+  Var i("d" + std::to_string(rowDim)), j("d" + std::to_string(rowDim + 1));
   std::vector<Var> vars = batch.vars({i, j});
   Index at = batch.index({i, j});
   Func acc(name + "_acc"), result(name);

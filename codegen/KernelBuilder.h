@@ -261,10 +261,11 @@ private:
   /// Marks a returned pointwise op as the epilogue of a product.
   void markEpilogue(Value returned);
   void markRounding(Value returned);
-  /// Marks a chunked product that reads an input of the epilogue
-  /// `epilogueOp` (algorithm.ops[epilogue]) row by row.
-  void markChunkCompanion(Operation *epilogueOp, size_t epilogue,
-                          ArrayRef<Value> epilogueReads);
+  /// Marks products that read, row by row, an input of the epilogue
+  /// `epilogueOp` (algorithm.ops[epilogue]) and could share its tasks.
+  void markRowCompanions(Operation *epilogueOp, size_t epilogue,
+                         ArrayRef<Value> epilogueReads,
+                         const llvm::SmallPtrSetImpl<Operation *> &tiles);
   /// Marks column sums that can share a chunked product's tasks.
   void markSharedColumnSums();
   /// Records the op's result.

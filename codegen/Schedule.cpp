@@ -107,6 +107,26 @@ void mlir::attn::codegen::vectorizePairs(Func pairs, int vector) {
       .unroll(args[0]);
 }
 
+int mlir::attn::codegen::taskRows(int64_t rows, int64_t cols, Halide::Type type,
+                                  int blockRows, const ScheduleContext &ctx) {
+  if (ctx.params.gemm.taskBytes <= 0)
+    return blockRows;
+  int64_t rowBytes = cols * type.bytes();
+  int64_t streamRows = (ctx.params.gemm.taskBytes + rowBytes - 1) / rowBytes;
+  return static_cast<int>(
+      std::max<int64_t>(blockRows, std::min(streamRows, rows / 16)));
+}
+
+int mlir::attn::codegen::taskRows(const TensorFunc &out,
+                                  const ScheduleContext &ctx) {
+  size_t rank = out.rank();
+  auto rows = Halide::Internal::as_const_int(out.shape[rank - 2]);
+  auto cols = Halide::Internal::as_const_int(out.shape[rank - 1]);
+  if (!rows || !cols)
+    return ctx.params.gemm.blockRows;
+  return taskRows(*rows, *cols, out.type, ctx.params.gemm.blockRows, ctx);
+}
+
 TiledProduct mlir::attn::codegen::scheduleTiledProduct(
     Func out, Func acc, const Halide::RDom &k, const Expr &cols,
     const Expr &rows, int vector, int tileVectors, int tileRows, int blockRows,
@@ -121,15 +141,10 @@ TiledProduct mlir::attn::codegen::scheduleTiledProduct(
   // 16 tasks remain.
   auto staticRows = Halide::Internal::as_const_int(rows);
   auto staticCols = Halide::Internal::as_const_int(cols);
-  if (fixedBlocks) {
+  if (fixedBlocks)
     blockRows = fixedBlocks->rows;
-  } else if (staticRows && staticCols && ctx.params.gemm.taskBytes > 0) {
-    int64_t rowBytes = *staticCols * out.type().bytes();
-    int64_t streamRows =
-        (ctx.params.gemm.taskBytes + rowBytes - 1) / rowBytes;
-    blockRows = static_cast<int>(std::max<int64_t>(
-        blockRows, std::min(streamRows, *staticRows / 16)));
-  }
+  else if (staticRows && staticCols)
+    blockRows = taskRows(*staticRows, *staticCols, out.type(), blockRows, ctx);
   SplitChoice blockSplit = chooseSplit(rows, blockRows);
   SplitChoice rowSplit = chooseSplit(rows, tileRows);
   Var xo("xo"), xi("xi"), yo(fixedBlocks ? fixedBlocks->loop : Var("yo")),
@@ -423,24 +438,50 @@ void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
     ctx.rowProducts[op.name] = &rowProduct;
     ctx.fusedProducts.insert(rowProduct.name);
   }
-  // A chunked product that reads the rows an epilogue's tiles read
-  // (markChunkCompanion) reduces each chunk in the task of those rows.
+  // Products that read the rows an epilogue's tiles read
+  // (markRowCompanions) share the epilogue's tasks of those rows.
   for (OpStages &op : algorithm.ops) {
-    auto companion = op.info.find("chunkCompanion");
-    if (companion == op.info.end() || op.family != Family::Gemm ||
-        op.info.at("bf16Pairs") || !reducesInChunks(op, ctx))
+    if (op.family != Family::Gemm || op.info.at("bf16Pairs"))
       continue;
-    const OpStages &epilogue = algorithm.ops[companion->second];
-    if (!ctx.epilogues.count(epilogue.name))
+    auto chunk = op.info.find("chunkCompanion");
+    auto rows = op.info.find("rowCompanion");
+    auto of = chunk != op.info.end() ? chunk : rows;
+    if (of == op.info.end())
       continue;
-    ctx.chunkCompanions[epilogue.name] = &op;
-    // (The epilogue computes first in the fused loop: its loop is the one
+    const OpStages &epilogue = algorithm.ops[of->second];
+    if (!ctx.epilogues.count(epilogue.name) ||
+        ctx.fixedBlocks.count(epilogue.name))
+      continue;
+    Halide::Func epilogueOut = epilogue.result.func;
+    if (chunk != op.info.end()) {
+      if (!reducesInChunks(op, ctx))
+        continue;
+      ctx.chunkCompanions[epilogue.name] = &op;
+      ctx.fixedBlocks[epilogue.name] = {
+          std::max(1, ctx.params.chunkedProduct.chunk),
+          chunkLoop(op.stages.at("acc"))};
+    } else {
+      // A returned product in its own tiles (no epilogue of its own, more
+      // than one block of rows); the smaller of the two outputs' blocks
+      // (taskRows).
+      if (!ctx.isOutput(op.result.func) || ctx.fusedProducts.count(op.name) ||
+          !canFuseIntoEpilogue(op, ctx))
+        continue;
+      const OpStages &epilogueProduct = *ctx.epilogues.at(epilogue.name);
+      int blockRows = std::min(taskRows(op.result, ctx),
+                               taskRows(epilogueProduct.result, ctx));
+      Halide::Var loop(epilogue.name + "_row_blocks");
+      ctx.rowCompanions[epilogue.name] = &op;
+      ctx.fixedBlocks[epilogue.name] = {blockRows, loop};
+      ctx.fixedBlocks[op.name] = {blockRows, loop};
+    }
+    // (The epilogue computes first in the shared loop: its loop is the one
     // producers of both go to.)
-    auto rows = op.info.find("chunkRows");
-    if (rows != op.info.end() &&
-        !ctx.isOutput(algorithm.ops[rows->second].result.func))
-      ctx.chunkRows[algorithm.ops[rows->second].name] = Halide::LoopLevel(
-          epilogue.result.func, chunkLoop(op.stages.at("acc")));
+    auto shared = op.info.find("sharedRows");
+    if (shared != op.info.end() &&
+        !ctx.isOutput(algorithm.ops[shared->second].result.func))
+      ctx.sharedRows[algorithm.ops[shared->second].name] =
+          Halide::LoopLevel(epilogueOut, ctx.fixedBlocks[epilogue.name].loop);
   }
   // A returned rounding of an op's pure result (no update definition) takes
   // the result's place in that op's schedule: the result is inlined into it,
@@ -524,10 +565,16 @@ void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
         !ctx.fusedRoundings.count(sum->second->name))
       scheduleOp(*sum->second);
   }
-  // Each chunk task runs after the epilogue's block of the same rows, in
+  // Each companion runs after the epilogue's block of the same rows, in
   // the same parallel iteration, so it reads those rows from L2.
-  for (auto &[epilogueName, tasks] : ctx.companionTasks)
-    for (OpStages &op : algorithm.ops)
-      if (op.name == epilogueName)
-        tasks.tiles.compute_with(op.result.func, tasks.u);
+  for (OpStages &op : algorithm.ops) {
+    auto tasks = ctx.companionTasks.find(op.name);
+    if (tasks != ctx.companionTasks.end())
+      tasks->second.tiles.compute_with(op.result.func, tasks->second.u);
+    auto rows = ctx.rowCompanions.find(op.name);
+    if (rows != ctx.rowCompanions.end()) {
+      Halide::Func companion = rows->second->result.func; // (a handle)
+      companion.compute_with(op.result.func, ctx.fixedBlocks.at(op.name).loop);
+    }
+  }
 }

@@ -26,6 +26,14 @@ struct ChunkedProduct {
   Halide::Func operandReader; ///< the Func that reads the operands
 };
 
+/// Row blocks of a tiled output that another loop nest shares
+/// (compute_with matches the loops by name): exactly `rows` rows per task,
+/// the task loop named like `loop`.
+struct FixedRowBlocks {
+  int rows;
+  Halide::Var loop;
+};
+
 struct ScheduleContext {
   Halide::Target target;
   ScheduleParams params;
@@ -54,17 +62,21 @@ struct ScheduleContext {
   /// Returned roundings to bf16/f16 that their producer's schedule tiles as
   /// its own output (Algorithm.cpp, markRounding); no schedule of their own.
   std::set<std::string> fusedRoundings;
-  /// Chunked products whose chunk tasks run in the row-block tasks of an
-  /// epilogue that reads the same rows (Algorithm.cpp, markChunkCompanion):
-  /// epilogue name -> product. The epilogue's row blocks are then the
-  /// product's chunks, and its block loop has the chunk loop's name.
+  /// Products that share the row-block tasks of an epilogue reading the
+  /// same rows (Algorithm.cpp, markRowCompanions): epilogue name ->
+  /// product. chunkCompanions reduce a chunk of positions per task (the
+  /// epilogue's blocks are their chunks, its task loop has the chunk loop's
+  /// name); rowCompanions are returned products tiled in the same blocks.
   std::map<std::string, const OpStages *> chunkCompanions;
-  /// The chunk tasks those products got (scheduleGemm), fused with their
+  std::map<std::string, const OpStages *> rowCompanions;
+  /// The blocks of the tiled outputs of those pairs: Func name -> blocks.
+  std::map<std::string, FixedRowBlocks> fixedBlocks;
+  /// The chunk tasks chunkCompanions got (scheduleGemm), fused with their
   /// epilogue's blocks after every op is scheduled: epilogue name -> tasks.
   std::map<std::string, ChunkedProduct> companionTasks;
-  /// Normalizations along rows that only such a pair reads, computed per
-  /// chunk in the fused task: normalization name -> that loop.
-  std::map<std::string, Halide::LoopLevel> chunkRows;
+  /// Normalizations that only such a pair reads, computed per task where
+  /// both read them: normalization name -> the epilogue's task loop.
+  std::map<std::string, Halide::LoopLevel> sharedRows;
 
   bool isOutput(const Halide::Func &f) const {
     return outputs.count(f.name()) != 0;
@@ -126,13 +138,17 @@ struct TiledProduct {
   /// Dynamic sizes: undefined (acc is computed one row at a time).
   std::optional<Halide::LoopLevel> registerTile;
 };
+/// Rows per parallel task of a tiled product with `cols` columns of `type`
+/// (at least `blockRows`; more for a narrow output, GemmParams::taskBytes,
+/// while 16 tasks remain), and the same for a product's result `out`
+/// (static sizes; else gemm.blockRows).
+int taskRows(int64_t rows, int64_t cols, Halide::Type type, int blockRows,
+             const ScheduleContext &ctx);
+int taskRows(const TensorFunc &out, const ScheduleContext &ctx);
+
 /// `fixedBlocks`: blocks of exactly that many rows (no taskBytes
-/// widening), their loop named like the given Var (a chunk loop that a
-/// companion fuses with, ScheduleContext::chunkCompanions).
-struct FixedRowBlocks {
-  int rows;
-  Halide::Var loop;
-};
+/// widening), their loop named like the given Var
+/// (ScheduleContext::fixedBlocks).
 TiledProduct
 scheduleTiledProduct(Halide::Func out, Halide::Func acc, const Halide::RDom &k,
                      const Halide::Expr &cols, const Halide::Expr &rows,

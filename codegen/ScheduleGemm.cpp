@@ -182,12 +182,11 @@ void mlir::attn::codegen::scheduleProductTiles(OpStages &product,
   Halide::Expr cols = product.result.shape[rank - 1];
   int vector = ctx.vectorWidth(p.vectorWidth, product.result.type);
   Halide::Func panel = rhsPanel(product, p, cols, rows, vector);
-  // With a chunked companion, blocks of its chunks, in a loop of its name.
+  // Blocks another loop nest shares (ScheduleContext::fixedBlocks).
   std::optional<FixedRowBlocks> blocks;
-  auto companion = ctx.chunkCompanions.find(out.name());
-  if (companion != ctx.chunkCompanions.end())
-    blocks = FixedRowBlocks{std::max(1, ctx.params.chunkedProduct.chunk),
-                            chunkLoop(companion->second->stages.at("acc"))};
+  if (auto fixed = ctx.fixedBlocks.find(out.name());
+      fixed != ctx.fixedBlocks.end())
+    blocks = fixed->second;
   TiledProduct tiled = scheduleTiledProduct(
       out, product.stages.at("acc"), product.domains.at("acc"), cols, rows,
       vector, p.tileVectors, p.tileRows, p.blockRows, ctx, panel, blocks);

@@ -68,22 +68,14 @@ void mlir::attn::codegen::scheduleNormalize(OpStages &op,
   std::vector<Var> args = out.args();
   size_t rank = args.size();
   const Halide::RDom &r = op.domains.at("r");
-  auto perChunk = ctx.chunkRows.find(op.name);
-  if (perChunk != ctx.chunkRows.end() && rank == 2) {
-    // Along rows, in the fused task of its two readers (chunkRows): row
-    // by row, each row's statistics next to it.
-    out.compute_at(perChunk->second)
+  // Read only by two loop nests that share tasks of row blocks
+  // (ScheduleContext::sharedRows): computed in each task, for its rows.
+  auto shared = ctx.sharedRows.find(op.name);
+  bool perTask = shared != ctx.sharedRows.end() && rank == 2;
+  if (perTask)
+    out.compute_at(shared->second)
         .vectorize(args[0], vector, TailStrategy::GuardWithIf);
-    for (const char *role : {"max", "sum"})
-      if (auto stage = op.stages.find(role); stage != op.stages.end())
-        scheduleRowStatistic(stage->second, r, out, args[1], vector,
-                             /*oneRowAt=*/true);
-    if (auto exp = op.stages.find("exp"); exp != op.stages.end())
-      exp->second.compute_at(out, args[1])
-          .vectorize(exp->second.args()[0], vector, TailStrategy::GuardWithIf);
-    return;
-  }
-  if (!ctx.isOutput(out))
+  else if (!ctx.isOutput(out))
     out.compute_root();
   if (rank == 0) {
     // A scalar sum (attn.unbroadcast to a rank-0 `like`): one serial loop.
@@ -91,7 +83,7 @@ void mlir::attn::codegen::scheduleNormalize(OpStages &op,
     return;
   }
   size_t halideDim = rank - 1 - op.info.at("dim");
-  Var row = parallelRowBlocks(out, op.result, vector);
+  Var row = perTask ? args[1] : parallelRowBlocks(out, op.result, vector);
   // Along rows (dim innermost): each row's statistics next to it, the exps
   // stored per row; across rows: the statistics over positions in parallel
   // chunks, the exps recomputed where read (a root copy of them was a
