@@ -630,8 +630,9 @@ static bool dependsOn(Value value, Operation *target,
 /// Products that read, row by row, a matrix the epilogue `epilogueOp`
 /// (algorithm.ops[epilogue]) reads too, of as many rows as its result, and
 /// that neither compute from the epilogue nor feed it (compute_with needs
-/// two loop nests that do not feed each other). Static 2-D shapes only.
-/// Two kinds, recorded on the product with the epilogue's index:
+/// two loop nests that do not feed each other). Static 2-D shapes and
+/// epilogues in f32 or f64 only. Two kinds, recorded on the product with the
+/// epilogue's index:
 /// - info "chunkCompanion": a product that contracts over those rows (a
 ///   transposed lhs, or its rhs): efficient attention's dC = softmax(Q)^T dO
 ///   next to dQ = softmax(Q) (dO C^T - ...). The schedule may reduce each
@@ -650,7 +651,10 @@ void KernelBuilder::markRowCompanions(
     const llvm::SmallPtrSetImpl<Operation *> &tiles) {
   auto epilogueType =
       cast<RankedTensorType>(epilogueOp->getResult(0).getType());
-  if (epilogueType.getRank() != 2 || !epilogueType.hasStaticShape())
+  // (Not for an epilogue that rounds to bf16 or f16: there Halide found a
+  // cycle in the realization order of the fused loops, not understood yet.)
+  if (epilogueType.getRank() != 2 || !epilogueType.hasStaticShape() ||
+      isa<arith::TruncFOp>(epilogueOp))
     return;
   auto returned = [&](Value value) {
     return llvm::any_of(value.getUsers(), [](Operation *user) {

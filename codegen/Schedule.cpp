@@ -454,12 +454,14 @@ void mlir::attn::codegen::scheduleKernel(KernelAlgorithm &algorithm,
       continue;
     Halide::Func epilogueOut = epilogue.result.func;
     if (chunk != op.info.end()) {
-      if (!reducesInChunks(op, ctx))
+      // (Not with column sums fused into its chunk tasks already.)
+      if (!reducesInChunks(op, ctx) || ctx.columnSums.count(op.name))
         continue;
+      Halide::Var loop = chunkLoop(op.stages.at("acc"));
       ctx.chunkCompanions[epilogue.name] = &op;
       ctx.fixedBlocks[epilogue.name] = {
-          std::max(1, ctx.params.chunkedProduct.chunk),
-          chunkLoop(op.stages.at("acc"))};
+          std::max(1, ctx.params.chunkedProduct.chunk), loop};
+      ctx.companionTaskLoops[op.name] = Halide::LoopLevel(epilogueOut, loop);
     } else {
       // A returned product in its own tiles (no epilogue of its own, more
       // than one block of rows); the smaller of the two outputs' blocks

@@ -74,6 +74,10 @@ struct ScheduleContext {
   /// The chunk tasks chunkCompanions got (scheduleGemm), fused with their
   /// epilogue's blocks after every op is scheduled: epilogue name -> tasks.
   std::map<std::string, ChunkedProduct> companionTasks;
+  /// The fused loop where a chunk companion's per-task operands go: the
+  /// epilogue's (the group's first), as Halide requires of producers
+  /// computed at a compute_with loop. Product name -> loop.
+  std::map<std::string, Halide::LoopLevel> companionTaskLoops;
   /// Normalizations that only such a pair reads, computed per task where
   /// both read them: normalization name -> the epilogue's task loop.
   std::map<std::string, Halide::LoopLevel> sharedRows;

@@ -264,6 +264,9 @@ void mlir::attn::codegen::scheduleGemm(OpStages &op, ScheduleContext &ctx) {
         if (product == &op)
           ctx.companionTasks[epilogue] = chunked;
       Halide::LoopLevel task(chunked.tiles, chunked.u);
+      if (auto fused = ctx.companionTaskLoops.find(op.name);
+          fused != ctx.companionTaskLoops.end())
+        task = fused->second;
       // In bf16 pairs each task packs its chunk of both operands (in L2),
       // and the packed copies are what read the operands.
       Halide::Func lhsReader = chunked.operandReader,

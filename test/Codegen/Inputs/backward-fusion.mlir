@@ -24,3 +24,17 @@ func.func @efficient_heads_dynamic(%q: tensor<3x?x16xf32>, %k: tensor<3x?x16xf32
       : tensor<3x?x16xf32>, tensor<3x?x16xf32>, tensor<3x?x24xf32> -> tensor<3x?x24xf32>
   return %o : tensor<3x?x24xf32>
 }
+
+// bf16 and f16 gradients round their outputs: no shared row tasks there
+// (markRowCompanions), and they compile and agree with the reference.
+func.func @efficient_bf16(%q: tensor<2049x16xbf16>, %k: tensor<3000x16xbf16>, %v: tensor<3000x40xbf16>) -> tensor<2049x40xbf16> {
+  %o = attn.efficient %q, %k, %v variant softmax
+      : tensor<2049x16xbf16>, tensor<3000x16xbf16>, tensor<3000x40xbf16> -> tensor<2049x40xbf16>
+  return %o : tensor<2049x40xbf16>
+}
+
+func.func @efficient_f16_out_f32(%q: tensor<2049x16xf16>, %k: tensor<3000x16xf16>, %v: tensor<3000x40xf16>) -> tensor<2049x40xf32> {
+  %o = attn.efficient %q, %k, %v variant softmax
+      : tensor<2049x16xf16>, tensor<3000x16xf16>, tensor<3000x40xf16> -> tensor<2049x40xf32>
+  return %o : tensor<2049x40xf32>
+}
