@@ -161,6 +161,9 @@ scheduleTiledProduct(Halide::Func out, Halide::Func acc, const Halide::RDom &k,
                      Halide::Func rhsPanel = Halide::Func(),
                      std::optional<FixedRowBlocks> fixedBlocks = std::nullopt);
 
+/// The parallel chunk loop scheduleChunkedProduct gives `product`.
+Halide::Var chunkLoop(const Halide::Func &product);
+
 /// A small product (rows x cols, e.g. dk x dv) reduced over many positions
 /// `rj` (K^T V): chunks of ChunkedProductParams::chunk positions reduce in
 /// parallel (rfactor) into partials, each in register tiles of
@@ -177,8 +180,6 @@ scheduleTiledProduct(Halide::Func out, Halide::Func acc, const Halide::RDom &k,
 /// an undefined `tiles`
 /// when the sizes are dynamic or there are fewer than two chunks (nothing
 /// is scheduled then).
-/// The parallel chunk loop scheduleChunkedProduct gives `product`.
-Halide::Var chunkLoop(const Halide::Func &product);
 ChunkedProduct scheduleChunkedProduct(
     Halide::Func product, const Halide::RDom &rj, const Halide::Expr &cols,
     const Halide::Expr &rows, int vector, const ScheduleContext &ctx,

@@ -294,6 +294,10 @@ tileChunkPartial(Func partial, Halide::RVar positions, Var u, int chunk,
   return {tiles, u, blockTile};
 }
 
+Var mlir::attn::codegen::chunkLoop(const Func &product) {
+  return Var(product.name() + "_chunk");
+}
+
 /// context(e, d) = sum over positions j of kweight(j, d) V(j, e): chunks
 /// of `chunk` positions reduce in parallel (rfactor) into partials. Each
 /// task computes the softmax weights of its chunk of K itself (the m x dk
@@ -312,10 +316,6 @@ tileChunkPartial(Func partial, Halide::RVar positions, Var u, int chunk,
 /// reads the chunk's weights the context already computed, so exp runs
 /// once per element of K instead of twice and K is read twice (kmax, this
 /// pass) instead of three times.
-Var mlir::attn::codegen::chunkLoop(const Func &product) {
-  return Var(product.name() + "_chunk");
-}
-
 ChunkedProduct mlir::attn::codegen::scheduleChunkedProduct(
     Func product, const Halide::RDom &rj, const Halide::Expr &cols,
     const Halide::Expr &rows, int vector, const ScheduleContext &ctx,
