@@ -383,7 +383,7 @@ LogicalResult Interpreter::tensorStep(Operation *op) {
       return rt::efficientAttention(
           get(efficient.getQuery()), get(efficient.getKey()),
           get(efficient.getValue()), toRuntime(efficient.getVariant()), out[0],
-          &out[1]);
+          &out[1], &out[2]);
     });
   if (auto grad = dyn_cast<DeformableGradOp>(op))
     return callResults(op, [&](MutableArrayRef<rt::Tensor> out) {
@@ -439,6 +439,12 @@ LogicalResult Interpreter::tensorStep(Operation *op) {
         return call(op, result, [&](rt::Tensor &out) {
           return rt::normalize(get(op.getInput()), toRuntime(op.getKind()),
                                op.getDim(), op.getEps().convertToDouble(), out);
+        });
+      })
+      .Case([&](SoftmaxFromLseOp op) {
+        return call(op, result, [&](rt::Tensor &out) {
+          return rt::softmaxFromLse(get(op.getInput()), get(op.getLse()),
+                                    op.getDim(), out);
         });
       })
       .Case([&](ScaleOp op) {

@@ -83,6 +83,7 @@ struct Lowering {
 const Lowering kLowerings[] = {
     {"attn.matmul", &KernelBuilder::lowerMatmul},
     {"attn.normalize", &KernelBuilder::lowerNormalize},
+    {"attn.softmax_from_lse", &KernelBuilder::lowerSoftmaxFromLse},
     {"attn.scale", &KernelBuilder::lowerScale},
     {"attn.feature_map", &KernelBuilder::lowerFeatureMap},
     {"attn.prefix_sum", &KernelBuilder::lowerPrefixSum},
@@ -697,7 +698,8 @@ void KernelBuilder::markRowCompanions(
       // (Only readers inside the shared task: the product and what the
       // epilogue's tiles compute, not a reduction the epilogue reads.)
       size_t rowsIndex = opIndex(read);
-      if (read.getDefiningOp<NormalizeOp>() &&
+      if (isa_and_nonnull<NormalizeOp, SoftmaxFromLseOp>(
+              read.getDefiningOp()) &&
           rowsIndex != algorithm.ops.size() &&
           llvm::all_of(read.getUsers(), [&](Operation *reader) {
             return reader == product || tiles.contains(reader);

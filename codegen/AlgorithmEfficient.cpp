@@ -269,6 +269,20 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
     algorithm.ops.push_back(
         {Family::Elementwise, contextOut.name(), values[saved], {}, {}, {}});
     algorithm.ops.back().loc = op.getLoc();
+    // The key softmax's log-sum-exp per feature, (..., 1, dk), from the
+    // statistics the context used.
+    Value keyLse = op.getKeyLse();
+    Func lseOut(name + "_key_lse_result");
+    define(lseOut, batch.vars({i, d}),
+           logSumExp(call(stages.at("kmax"), batch.index({d})),
+                     call(stages.at("ksum"), batch.index({d}))));
+    std::vector<Expr> lseShape = batch.lead;
+    lseShape.push_back(1);
+    lseShape.push_back(dk);
+    values[keyLse] = {lseOut, lseShape, type};
+    algorithm.ops.push_back(
+        {Family::Elementwise, lseOut.name(), values[keyLse], {}, {}, {}});
+    algorithm.ops.back().loc = op.getLoc();
   }
   return success();
 }

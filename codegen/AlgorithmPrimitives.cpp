@@ -264,6 +264,45 @@ LogicalResult KernelBuilder::lowerNormalize(Operation *operation) {
   return success();
 }
 
+LogicalResult KernelBuilder::lowerSoftmaxFromLse(Operation *operation) {
+  auto op = cast<SoftmaxFromLseOp>(operation);
+  const TensorFunc &input = get(op.getInput());
+  const TensorFunc &lse = get(op.getLse());
+  std::string name = opFuncName(op);
+  int64_t dim = op.getDim();
+  for (size_t d = 0; d < input.rank(); ++d)
+    if (static_cast<int64_t>(d) != dim)
+      requireEqual(lse.shape[d], input.shape[d],
+                   name + " dim " + std::to_string(d) + " of lse");
+  std::vector<Var> vars = makeVars(input.rank());
+  Index at = toExprs(vars), lseAt = at;
+  lseAt[dim] = 0;
+  Halide::Type type = input.type;
+  // An all -inf slice's +inf becomes the largest float (chosen between bit
+  // patterns: an FP select of inf is poison under the no-infs flags), whose
+  // exponentials are 0, as the saved row lse of attn.attention_grad.
+  Expr value = lse(lseAt);
+  Halide::Type bits = Halide::UInt(type.bits());
+  Expr largest = type.bits() == 64
+                     ? constant(type, std::numeric_limits<double>::max())
+                     : constant(type, std::numeric_limits<float>::max());
+  Expr finite = Halide::reinterpret(
+      type,
+      Halide::select(Halide::is_inf(value), Halide::reinterpret(bits, largest),
+                     Halide::reinterpret(bits, value)));
+  Expr shifted = input(at) - finite;
+  Func result(name);
+  define(result, vars,
+         type == Halide::Float(32)
+             ? softmaxExp(shifted)
+             : keepNaN(shifted, Halide::exp(shifted))); // (as lowerNormalize)
+  // The Normalize family's schedule without statistics: stored whole, or
+  // per task where two loop nests share its rows (sharedRows).
+  bind(op, Family::Normalize, {result, input.shape, type}, {},
+       {{"r", RDom(0, input.shape[dim], name + "_r")}}, {{"dim", dim}});
+  return success();
+}
+
 LogicalResult KernelBuilder::lowerScale(Operation *operation) {
   auto op = cast<ScaleOp>(operation);
   const TensorFunc &input = get(op.getInput());

@@ -143,6 +143,7 @@ public:
   // AlgorithmPrimitives.cpp
   LogicalResult lowerMatmul(Operation *op);
   LogicalResult lowerNormalize(Operation *op);
+  LogicalResult lowerSoftmaxFromLse(Operation *op);
   LogicalResult lowerScale(Operation *op);
   LogicalResult lowerFeatureMap(Operation *op);
   LogicalResult lowerPrefixSum(Operation *op);

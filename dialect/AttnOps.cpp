@@ -383,20 +383,21 @@ LogicalResult DotProductAttentionOp::inferReturnTypes(
   return success();
 }
 
-/// An attention result as for the other attention ops, then optionally a
-/// saved value (attn.dot_product's log-sum-exp, attn.efficient's context)
-/// of exactly the inferred element type: it is not rounded to a storage
-/// type.
+/// An attention result as for the other attention ops, then optionally
+/// saved values (attn.dot_product's log-sum-exp, attn.efficient's context
+/// and key log-sum-exp) of exactly the inferred element type: they are not
+/// rounded to a storage type.
 static bool areCompatibleWithSavedResult(TypeRange lhs, TypeRange rhs) {
-  if (lhs.size() != rhs.size() || lhs.empty() || lhs.size() > 2 ||
+  if (lhs.size() != rhs.size() || lhs.empty() ||
       !areCompatibleTensorTypes(lhs.take_front(), rhs.take_front()))
     return false;
-  if (lhs.size() == 1)
-    return true;
-  auto l = dyn_cast<RankedTensorType>(lhs[1]);
-  auto r = dyn_cast<RankedTensorType>(rhs[1]);
-  return l && r && l.getElementType() == r.getElementType() &&
-         areCompatibleShapes(l.getShape(), r.getShape());
+  return llvm::all_of(
+      llvm::zip(lhs.drop_front(), rhs.drop_front()), [](auto pair) {
+        auto l = dyn_cast<RankedTensorType>(std::get<0>(pair));
+        auto r = dyn_cast<RankedTensorType>(std::get<1>(pair));
+        return l && r && l.getElementType() == r.getElementType() &&
+               areCompatibleShapes(l.getShape(), r.getShape());
+      });
 }
 
 bool DotProductAttentionOp::isCompatibleReturnTypes(TypeRange lhs,
@@ -405,7 +406,8 @@ bool DotProductAttentionOp::isCompatibleReturnTypes(TypeRange lhs,
 }
 
 /// attn.efficient: the result, then with `with_context` the normalized
-/// context (softmax variant; f32 or f64, the types a gradient saves it in).
+/// context and the key softmax's log-sum-exp (softmax variant; f32 or f64,
+/// the types a gradient saves them in).
 LogicalResult EfficientAttentionOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> location, ValueRange operands,
     DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
@@ -439,6 +441,8 @@ LogicalResult EfficientAttentionOp::inferReturnTypes(
   }
   inferred.push_back(RankedTensorType::get(
       inferEfficientContextShape(result.getShape(), query.back()), element));
+  inferred.push_back(RankedTensorType::get(
+      inferEfficientKeyLseShape(result.getShape(), query.back()), element));
   return success();
 }
 
@@ -562,6 +566,28 @@ LogicalResult NormalizeOp::verify() {
     return failure();
   return verifyNormEps(getKind(), getEps().convertToDouble(),
                        [&]() { return emitOpError(); });
+}
+
+LogicalResult SoftmaxFromLseOp::verify() {
+  RankedTensorType input = getInput().getType();
+  if (failed(verifyDimInRange(*this, getDim(), input)))
+    return failure();
+  Type element = input.getElementType();
+  if (!element.isF32() && !element.isF64())
+    return emitOpError("needs f32 or f64 operands (the types a forward saves "
+                       "statistics in), got ")
+           << element;
+  auto lse = cast<RankedTensorType>(getLse().getType());
+  if (lse.getElementType() != element)
+    return emitOpError("lse must have the input's element type ")
+           << element << ", got " << lse.getElementType();
+  Shape expected(input.getShape());
+  expected[getDim()] = 1;
+  if (lse.getRank() != input.getRank() ||
+      !areCompatibleShapes(lse.getShape(), expected))
+    return emitOpError("lse must have the input's shape with size 1 at dim ")
+           << getDim() << " (" << formatShape(expected) << "), got " << lse;
+  return success();
 }
 
 LogicalResult PrefixSumOp::verify() {

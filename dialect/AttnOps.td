@@ -153,19 +153,23 @@ def Attn_EfficientAttentionOp : Attn_InferredShapeOp<"efficient"> {
     where and why not. The reference runtime computes the unrounded values.
 
     `with_context` (softmax variant, f32 or f64, query, key and value with
-    the same leading dims) adds a second result, the normalized context
-    softmax_positions(K)^T V, shape (..., dk, dv): what the gradient needs
-    besides the inputs
-    (`--attn-grad=save-statistics=1` saves it, docs/training.md), dk x dv
-    values against the n x dk weights an autograd tape keeps.
+    the same leading dims) adds two results, what the gradient needs
+    besides the inputs (`--attn-grad=save-statistics=1` saves them,
+    docs/training.md): the normalized context softmax_positions(K)^T V,
+    shape (..., dk, dv), and the key softmax's log-sum-exp per feature,
+    lse_d = log sum_j exp(K[j, d]) over the m positions, shape (..., 1, dk)
+    (+inf for an all -inf feature, NaN for one with a NaN or +inf, so
+    `attn.softmax_from_lse` gives the softmax's weights from it, 0 and NaN
+    included): dk x (dv + 1) values against the n x dk weights an autograd
+    tape keeps.
 
     ```mlir
     %e = attn.efficient %q, %k, %v variant softmax
         : tensor<4096x32xf32>, tensor<4096x32xf32>, tensor<4096x64xf32>
         -> tensor<4096x64xf32>
-    %e2, %c = attn.efficient %q, %k, %v variant softmax with_context
+    %e2, %c, %lse = attn.efficient %q, %k, %v variant softmax with_context
         : tensor<4096x32xf32>, tensor<4096x32xf32>, tensor<4096x64xf32>
-        -> tensor<4096x64xf32>, tensor<32x64xf32>
+        -> tensor<4096x64xf32>, tensor<32x64xf32>, tensor<1x32xf32>
     ```
   }];
   let arguments = (ins
@@ -177,13 +181,24 @@ def Attn_EfficientAttentionOp : Attn_InferredShapeOp<"efficient"> {
   );
   let results = (outs
     Attn_FloatTensor:$result,
-    Optional<Attn_FloatTensor>:$normalized_context
+    Variadic<Attn_FloatTensor>:$saved
   );
   let assemblyFormat = [{
     $query `,` $key `,` $value `variant` $variant
     (`with_context` $with_context^)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `->` type($result)
-    (`,` type($normalized_context)^)?
+    (`,` type($saved)^)?
+  }];
+  let extraClassDeclaration = [{
+    static bool isCompatibleReturnTypes(::mlir::TypeRange inferred,
+                                        ::mlir::TypeRange actual);
+    /// `with_context`'s results (null without it).
+    ::mlir::Value getNormalizedContext() {
+      return getSaved().empty() ? ::mlir::Value() : getSaved()[0];
+    }
+    ::mlir::Value getKeyLse() {
+      return getSaved().size() < 2 ? ::mlir::Value() : getSaved()[1];
+    }
   }];
 }
 
@@ -578,6 +593,39 @@ def Attn_FeatureMapGradOp : Attn_Op<"feature_map_grad",
   let assemblyFormat = [{
     $kind $input `,` $cotangent attr-dict `:` type($input)
   }];
+}
+
+def Attn_SoftmaxFromLseOp : Attn_Op<"softmax_from_lse",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "a softmax's weights from its saved log-sum-exp";
+  let description = [{
+    out = exp(input - lse), lse broadcast along `dim`: the weights of
+    `attn.normalize softmax` along `dim` when lse is each slice's
+    log-sum-exp, as `attn.efficient ... with_context` saves it for the
+    softmax over positions (+inf for an all -inf slice, whose weights are
+    then 0; NaN for a slice with a NaN or +inf, whose weights are then
+    NaN). No max and no sum: a gradient that takes the forward's
+    statistics needs no pass over the slice for them. lse has the input's
+    shape with size 1 at `dim`; f32 or f64, the types a forward saves
+    statistics in. An lse below an entry of its slice (never a slice's
+    log-sum-exp) is outside the op's domain: code generation's exp is fitted
+    for arguments up to 0 (less exact above, not defined above 88).
+
+    ```mlir
+    %rk = attn.softmax_from_lse %k, %lse dim 0
+        : tensor<4096x32xf32>, tensor<1x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    Attn_FloatTensor:$input,
+    Attn_FloatTensor:$lse,
+    ConfinedAttr<I64Attr, [IntNonNegative]>:$dim
+  );
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $lse `dim` $dim attr-dict `:` type($input) `,` type($lse)
+  }];
+  let hasVerifier = 1;
 }
 
 def Attn_BroadcastOp : Attn_InferredShapeOp<"broadcast"> {

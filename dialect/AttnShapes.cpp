@@ -417,6 +417,14 @@ Shape mlir::attn::inferEfficientContextShape(ArrayRef<int64_t> result,
   return context;
 }
 
+Shape mlir::attn::inferEfficientKeyLseShape(ArrayRef<int64_t> result,
+                                            int64_t dk) {
+  Shape lse(result.begin(), result.end());
+  lse[lse.size() - 2] = 1;
+  lse.back() = dk;
+  return lse;
+}
+
 FailureOr<SmallVector<Shape, 3>> mlir::attn::inferAttentionGradShapes(
     ArrayRef<int64_t> query, ArrayRef<int64_t> key, ArrayRef<int64_t> value,
     ArrayRef<int64_t> cotangent, std::optional<ArrayRef<int64_t>> mask,

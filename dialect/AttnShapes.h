@@ -128,6 +128,10 @@ Shape inferRowStatisticsShape(ArrayRef<int64_t> result);
 /// dv): the result (..., n, dv) with its rows replaced by the query's dk.
 Shape inferEfficientContextShape(ArrayRef<int64_t> result, int64_t dk);
 
+/// The key softmax's log-sum-exp of attn.efficient (`with_context`),
+/// (..., 1, dk), for a result of shape (..., n, dv).
+Shape inferEfficientKeyLseShape(ArrayRef<int64_t> result, int64_t dk);
+
 /// attn.attention_grad: the attention operands and optional mask as for
 /// inferAttentionShape, a cotangent of the attention's result shape and
 /// optional saved row statistics `lse` of its row-statistics shape, the

@@ -246,6 +246,10 @@ CostStatus mlir::attn::estimateOpCost(Operation *op, OpCost &cost) {
              .Case([](NormalizeOp op) {
                return elementwise(op, normFlopsPerElement(op.getKind()));
              })
+             .Case([](SoftmaxFromLseOp op) {
+               // A subtraction and an exp (counted like a feature map's).
+               return elementwise(op, 2);
+             })
              .Case([](FeatureMapOp op) {
                return elementwise(op, featureMapFlopsPerElement(op.getKind()));
              })

@@ -58,6 +58,9 @@ struct LowerEfficient : OpRewritePattern<EfficientAttentionOp> {
           op, "its gradient takes the forward's saved context");
     if (std::string blocker = reducedPrecisionBlocker(op); !blocker.empty())
       return b.notifyMatchFailure(op, blocker);
+    if (Value keyLse = op.getKeyLse(); keyLse && !keyLse.use_empty())
+      return b.notifyMatchFailure(
+          op, "its key log-sum-exp is read (no primitive form of it)");
     Location loc = op.getLoc();
     Value query = op.getQuery(), key = op.getKey();
     int64_t queryRank = cast<RankedTensorType>(query.getType()).getRank();
@@ -83,11 +86,13 @@ struct LowerEfficient : OpRewritePattern<EfficientAttentionOp> {
         return value;
       return tensor::CastOp::create(b, loc, type, value);
     };
-    SmallVector<Value> results = {castTo(result, op.getResult().getType())};
-    // `with_context`: the normalized context is the first product.
+    // `with_context`: the normalized context is the first product; the key
+    // log-sum-exp has no primitive form (the refusal above).
+    b.replaceAllUsesWith(op.getResult(),
+                         castTo(result, op.getResult().getType()));
     if (Value saved = op.getNormalizedContext())
-      results.push_back(castTo(context, saved.getType()));
-    b.replaceOp(op, results);
+      b.replaceAllUsesWith(saved, castTo(context, saved.getType()));
+    b.eraseOp(op);
     return success();
   }
 
@@ -204,9 +209,12 @@ public:
       savedOutput[op] = output;
   }
 
-  /// The saved normalized context that the gradient of attn.efficient `op`
-  /// takes (save-statistics).
-  void saveContext(Operation *op, Value context) { savedContext[op] = context; }
+  /// The saved normalized context and key log-sum-exp that the gradient of
+  /// attn.efficient `op` takes (save-statistics).
+  void saveContext(Operation *op, Value context, Value keyLse) {
+    savedContext[op] = context;
+    savedKeyLse[op] = keyLse;
+  }
 
   /// The saved context phi(K)^T V and key sums phi(K)^T 1 (null without a
   /// `sum` step) that the gradient of linear attention `op` takes
@@ -252,11 +260,18 @@ private:
   void linearAttention(DotProductAttentionOp op, Value g);
   void softmaxAttention(DotProductAttentionOp op, Value g);
   void deformable(DeformableAttentionOp op, Value g);
-  void efficient(EfficientAttentionOp op, Value g, Value context);
+  void efficient(EfficientAttentionOp op, Value g, Value context, Value keyLse);
   /// phi(x) of the op's feature map, and dx from dphi(x).
   Value mapped(DotProductAttentionOp op, Value x);
   Value throughMap(DotProductAttentionOp op, Value x, Value dPhi);
   void normalize(NormalizeOp op, Value g);
+  /// g - sum over `dim` of g y.
+  Value centered(Location loc, Value y, Value g, int64_t dim);
+  /// The adjoint of the input of a softmax along `dim` whose weights are
+  /// `y`: y (g - sum over dim of g y).
+  Value softmaxAdjoint(Location loc, Value y, Value g, int64_t dim) {
+    return MulOp::create(b, loc, y, centered(loc, y, g, dim));
+  }
   LogicalResult extractSlice(tensor::ExtractSliceOp op, Value g);
   LogicalResult insertSlice(tensor::InsertSliceOp op, Value g);
   void pad(tensor::PadOp op, Value g);
@@ -267,7 +282,8 @@ private:
   OpBuilder &b;
   const NoGradArgs &noGrad;
   llvm::DenseMap<Value, Value> adjoints;
-  llvm::DenseMap<Operation *, Value> savedLse, savedOutput, savedContext;
+  llvm::DenseMap<Operation *, Value> savedLse, savedOutput, savedContext,
+      savedKeyLse;
   llvm::DenseMap<Operation *, std::pair<Value, Value>> savedLinearContext;
   llvm::DenseMap<Operation *, Value> savedResults;
   /// `op`'s result, or the saved value that stands for it.
@@ -466,8 +482,8 @@ void Differentiator::softmaxAttention(DotProductAttentionOp op, Value g) {
 /// pass over the positions; the canonicalizer finds it for a recomputed C,
 /// SumOfProductFromContraction), for static shapes. Four products, the
 /// forward's two transposed: none recomputes C.
-void Differentiator::efficient(EfficientAttentionOp op, Value g,
-                               Value context) {
+void Differentiator::efficient(EfficientAttentionOp op, Value g, Value context,
+                               Value keyLse) {
   Value contextAdjoint = op.getNormalizedContext()
                              ? adjointOf(op.getNormalizedContext())
                              : Value();
@@ -490,13 +506,19 @@ void Differentiator::efficient(EfficientAttentionOp op, Value g,
   if (contextAdjoint)
     dC = dC ? AddOp::create(b, loc, dC, contextAdjoint).getResult()
             : contextAdjoint;
-  auto rk = NormalizeOp::create(b, loc, NormKind::softmax, k, rank - 2, noEps);
+  // (From the forward's key log-sum-exp: no pass over K for its max and
+  // sum.)
+  Value rk =
+      keyLse
+          ? SoftmaxFromLseOp::create(b, loc, k, keyLse, rank - 2).getResult()
+          : NormalizeOp::create(b, loc, NormKind::softmax, k, rank - 2, noEps)
+                .getResult();
   accumulate(v, MatmulOp::create(b, loc, rk, dC));
   Value dRK = MatmulOp::create(b, loc, v, dC, /*transposeLhs=*/false,
                                /*transposeRhs=*/true);
   auto contextType = cast<RankedTensorType>(context.getType());
   if (!keyType.hasStaticShape() || !contextType.hasStaticShape()) {
-    normalize(rk, dRK);
+    accumulate(k, softmaxAdjoint(loc, rk, dRK, rank - 2));
     return;
   }
   // s as a row (..., 1, dk): the row sums (..., dk, 1) reshaped.
@@ -534,21 +556,23 @@ void Differentiator::deformable(DeformableAttentionOp op, Value g) {
 ///   softmax  dx = y (g - sum(g y))
 ///   sum      dx = (g - sum(g y)) / (eps + sum(x))
 ///   count    dx = g / length (a count of g)
+Value Differentiator::centered(Location loc, Value y, Value g, int64_t dim) {
+  Value dot = ReduceSumOp::create(b, loc, MulOp::create(b, loc, g, y), dim);
+  return AddOp::create(b, loc, g, neg(loc, dot));
+}
+
 void Differentiator::normalize(NormalizeOp op, Value g) {
   Location loc = op.getLoc();
   Value x = op.getInput(), y = resultOf(op);
   int64_t dim = op.getDim();
-  auto centered = [&]() {
-    Value dot = ReduceSumOp::create(b, loc, MulOp::create(b, loc, g, y), dim);
-    return AddOp::create(b, loc, g, neg(loc, dot)).getResult();
-  };
   switch (op.getKind()) {
   case NormKind::softmax:
-    accumulate(x, MulOp::create(b, loc, y, centered()));
+    accumulate(x, softmaxAdjoint(loc, y, g, dim));
     return;
   case NormKind::sum: {
     Value total = ReduceSumOp::create(b, loc, x, dim);
-    accumulate(x, DivOp::create(b, loc, centered(), total, op.getEps()));
+    accumulate(
+        x, DivOp::create(b, loc, centered(loc, y, g, dim), total, op.getEps()));
     return;
   }
   case NormKind::count:
@@ -610,11 +634,16 @@ void Differentiator::pad(tensor::PadOp op, Value g) {
 
 LogicalResult Differentiator::differentiate(Operation *op) {
   if (auto efficientOp = dyn_cast<EfficientAttentionOp>(op)) {
+    if (Value lse = efficientOp.getKeyLse(); lse && adjointOf(lse))
+      return op->emitError("--attn-grad does not differentiate the key "
+                           "log-sum-exp of attn.efficient (`with_context`): "
+                           "it reaches a result of the function");
     Value context = savedContext.lookup(op);
     if (!context)
       return op->emitError("--attn-grad: this attention should have been "
                            "lowered to primitives");
-    efficient(efficientOp, adjointOf(efficientOp.getResult()), context);
+    efficient(efficientOp, adjointOf(efficientOp.getResult()), context,
+              savedKeyLse.lookup(op));
     return success();
   }
   if (auto attention = dyn_cast<DotProductAttentionOp>(op)) {
@@ -656,6 +685,14 @@ LogicalResult Differentiator::differentiate(Operation *op) {
       })
       .Case([&](ScaleOp op) {
         accumulate(op.getInput(), ScaleOp::create(b, loc, g, op.getFactor()));
+        return success();
+      })
+      .Case([&](SoftmaxFromLseOp op) {
+        // y = exp(x - lse): dx = g y, dlse = -sum over dim of g y.
+        Value gy = MulOp::create(b, loc, g, op.getResult());
+        accumulate(op.getInput(), gy);
+        accumulate(op.getLse(),
+                   neg(loc, ReduceSumOp::create(b, loc, gy, op.getDim())));
         return success();
       })
       .Case([&](FeatureMapOp op) {
@@ -1075,8 +1112,9 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
       continue;
     }
     if (auto efficient = dyn_cast<EfficientAttentionOp>(savingOp)) {
-      differentiator.saveContext(
-          op, addSaved(efficient.getNormalizedContext(), "context"));
+      Value context = addSaved(efficient.getNormalizedContext(), "context");
+      differentiator.saveContext(op, context,
+                                 addSaved(efficient.getKeyLse(), "key_lse"));
       continue;
     }
     auto saving = cast<DotProductAttentionOp>(savingOp);

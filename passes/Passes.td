@@ -240,9 +240,12 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
     `attn.saved_statistics = "lse"` or `"output"`. Each `attn.efficient`
     of the softmax variant on f32 or f64 operands with the same leading
     dims gets `with_context` instead, and @f returns its normalized
-    context softmax_positions(K)^T V (dk x dv per problem, `"context"`):
-    @f_grad multiplies with it rather than recomputing it, four products
-    instead of five. Linear attention (`attn.dot_product`, not causal, no
+    context softmax_positions(K)^T V (dk x dv per problem, `"context"`) and
+    the key softmax's log-sum-exp per feature ((..., 1, dk), `"key_lse"`):
+    @f_grad multiplies with the context rather than recomputing it, four
+    products instead of five, and takes softmax_positions(K) as
+    exp(K - lse) (`attn.softmax_from_lse`) without a pass over K for its
+    max and sum. Linear attention (`attn.dot_product`, not causal, no
     mask, no `count` step, f32 or f64, static sizes, the same leading dims)
     that --attn-reassociate would rewrite to phi(Q) (phi(K)^T V) is
     computed by @f in that form, and @f returns its context phi(K)^T V
@@ -262,8 +265,9 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
     Option<"saveStatistics", "save-statistics", "bool", /*default=*/"false",
            "Make @f also return the row log-sum-exp of each softmax "
            "attention that @f_grad differentiates with attn.attention_grad "
-           "(and the context of each softmax attn.efficient and of each "
-           "linear attention computed in its linear form), "
+           "(and the context and key log-sum-exp of each softmax "
+           "attn.efficient, the context of each linear attention computed "
+           "in its linear form), "
            "and @f_grad take them (after the cotangents) instead of "
            "recomputing them">
   ];

@@ -157,6 +157,28 @@ bool broadcastShapes(const std::vector<std::vector<int64_t>> &shapes,
   return true;
 }
 
+/// The log-sum-exp of the strided slice x[begin * stride], ...,
+/// x[(end - 1) * stride]: NaN if an entry is NaN or +inf (the softmax is
+/// NaN there), +inf if every entry is -inf or there is none (the softmax's
+/// weights are 0, and exp(x - lse) gives them).
+static double sliceLogSumExp(const double *x, int64_t stride, int64_t begin,
+                             int64_t end) {
+  double maxValue = -kInf;
+  for (int64_t i = begin; i < end; ++i) {
+    double v = x[i * stride];
+    if (std::isnan(v) || v == kInf)
+      return std::numeric_limits<double>::quiet_NaN();
+    maxValue = std::max(maxValue, v);
+  }
+  if (maxValue == -kInf)
+    return kInf;
+  double total = 0.0;
+  for (int64_t i = begin; i < end; ++i)
+    if (x[i * stride] != -kInf)
+      total += std::exp(x[i * stride] - maxValue);
+  return maxValue + std::log(total);
+}
+
 /// Softmax, Sum, Count or None over the strided slice x[0], x[stride], ...
 /// of `fullLen` entries of which only [begin, end) are visible: the others
 /// are set to 0 and ignored. Softmax ignores -inf entries and gives 0 when
@@ -510,6 +532,36 @@ Status normalize(const Tensor &input, NormKind kind, int64_t axis, double eps,
       for (int64_t i = 0; i < inner; ++i)
         normalizeSlice(result.data.data() + o * len * inner + i, inner, 0, len,
                        len, kind, eps);
+  out = std::move(result);
+  return Status::ok();
+}
+
+Status softmaxFromLse(const Tensor &input, const Tensor &lse, int64_t axis,
+                      Tensor &out) {
+  const char *op = "softmaxFromLse";
+  if (Status s = checkTensor(op, "input", input); !s)
+    return s;
+  if (Status s = checkTensor(op, "lse", lse); !s)
+    return s;
+  if (Status s = checkAxis(op, input, axis); !s)
+    return s;
+  std::vector<int64_t> lseShape = input.shape;
+  lseShape[static_cast<size_t>(axis)] = 1;
+  if (lse.shape != lseShape)
+    return fail(op, "lse " + lse.shapeString() + " must have the input's " +
+                        "shape " + input.shapeString() + " with size 1 at " +
+                        "axis " + std::to_string(axis));
+  Tensor result;
+  if (Status s = allocate(op, input.shape, result); !s)
+    return s;
+  int64_t outer, len, inner;
+  splitAxis(input.shape, axis, outer, len, inner);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < len; ++j)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t at = (o * len + j) * inner + i;
+        result.data[at] = std::exp(input.data[at] - lse.data[o * inner + i]);
+      }
   out = std::move(result);
   return Status::ok();
 }
@@ -1085,27 +1137,8 @@ Status dotProductAttention(const Tensor &query, const Tensor &key,
           s[i * m + j] = acc;
         }
       // The log-sum-exp of the visible scores, before the steps.
-      for (int64_t i = 0; lse && i < n; ++i) {
-        double rowMax = -kInf;
-        bool hasNaN = false;
-        for (int64_t j = 0; j < rowEnd(i); ++j) {
-          if (std::isnan(s[i * m + j]))
-            hasNaN = true;
-          else
-            rowMax = std::max(rowMax, s[i * m + j]);
-        }
-        double value = kInf; // nothing visible
-        if (hasNaN) {
-          value = std::numeric_limits<double>::quiet_NaN();
-        } else if (rowMax != -kInf) {
-          double total = 0.0;
-          for (int64_t j = 0; j < rowEnd(i); ++j)
-            if (s[i * m + j] != -kInf)
-              total += std::exp(s[i * m + j] - rowMax);
-          value = rowMax + std::log(total);
-        }
-        rowLse.data[b * n + i] = value;
-      }
+      for (int64_t i = 0; lse && i < n; ++i)
+        rowLse.data[b * n + i] = sliceLogSumExp(s + i * m, 1, 0, rowEnd(i));
       for (const NormStep &step : steps) {
         if (step.axis == NormAxis::Keys) {
           for (int64_t i = 0; i < n; ++i)
@@ -1278,7 +1311,7 @@ Status attentionGrad(const Tensor &query, const Tensor &key,
 
 Status efficientAttention(const Tensor &query, const Tensor &key,
                           const Tensor &value, EfficientVariant variant,
-                          Tensor &out, Tensor *contextOut) {
+                          Tensor &out, Tensor *contextOut, Tensor *keyLseOut) {
   const char *op = "efficientAttention";
   Broadcast bc;
   if (Status s = checkQKV(op, "query", query, "key", key, "value", value, bc);
@@ -1292,7 +1325,7 @@ Status efficientAttention(const Tensor &query, const Tensor &key,
   std::vector<int64_t> shape = bc.shape;
   shape.push_back(n);
   shape.push_back(dv);
-  Tensor result, contexts;
+  Tensor result, contexts, keyLses;
   if (Status s = allocate(op, shape, result); !s)
     return s;
   if (contextOut) {
@@ -1302,8 +1335,17 @@ Status efficientAttention(const Tensor &query, const Tensor &key,
     if (Status s = allocate(op, contextShape, contexts); !s)
       return s;
   }
+  if (keyLseOut) {
+    if (variant != EfficientVariant::Softmax)
+      return fail(op, "the key log-sum-exp is the softmax variant's");
+    std::vector<int64_t> lseShape = bc.shape;
+    lseShape.push_back(1);
+    lseShape.push_back(dk);
+    if (Status s = allocate(op, lseShape, keyLses); !s)
+      return s;
+  }
   // (With no queries there is still a context to return.)
-  if (!result.data.empty() || !contexts.data.empty()) {
+  if (!result.data.empty() || !contexts.data.empty() || !keyLses.data.empty()) {
     int64_t contextCount;
     if (!checkedMul(dk, dv, contextCount))
       return fail(op, "the context matrix " + std::to_string(dk) + "x" +
@@ -1325,6 +1367,8 @@ Status efficientAttention(const Tensor &query, const Tensor &key,
       const double *k = key.data.data() + bc.index(1, b) * m * dk;
       const double *v = value.data.data() + bc.index(2, b) * m * dv;
       if (variant == EfficientVariant::Softmax) {
+        for (int64_t d = 0; keyLseOut && d < dk; ++d)
+          keyLses.data[b * dk + d] = sliceLogSumExp(k + d, dk, 0, m);
         std::copy(q, q + n * dk, rhoQ.begin());
         std::copy(k, k + m * dk, rhoK.begin());
         for (int64_t i = 0; i < n; ++i)
@@ -1351,6 +1395,8 @@ Status efficientAttention(const Tensor &query, const Tensor &key,
   out = std::move(result);
   if (contextOut)
     *contextOut = std::move(contexts);
+  if (keyLseOut)
+    *keyLseOut = std::move(keyLses);
   return Status::ok();
 }
 

@@ -84,6 +84,11 @@ Status featureMap(const Tensor &input, FeatureMap map, Tensor &out);
 Status prefixSum(const Tensor &input, int64_t axis, Tensor &out,
                  bool exclusive = false, bool reverse = false);
 
+/// out = exp(input - lse), lse (input's shape with size 1 at `axis`)
+/// broadcast along `axis`: a softmax's weights from its slices' log-sum-exp.
+Status softmaxFromLse(const Tensor &input, const Tensor &lse, int64_t axis,
+                      Tensor &out);
+
 /// out = cotangent * map'(input) elementwise (the adjoint of featureMap):
 /// map' is 1 for Identity; 1 if x > 0 else exp(x) for EluPlusOne; 1 if
 /// x > 0 else 0 for Relu. input and cotangent have the same shape.
@@ -223,10 +228,14 @@ Status attentionGrad(const Tensor &query, const Tensor &key,
 /// Efficient attention (Shen et al.). query (..., n, dk), key (..., m, dk),
 /// value (..., m, dv) -> (..., n, dv). Leading dims broadcast. With
 /// `context`, also the normalized context rho_k(K)^T V per problem,
-/// (..., dk, dv) with the result's leading dims.
+/// (..., dk, dv) with the result's leading dims; with `keyLse` (softmax
+/// variant), the log-sum-exp of each key feature over the m positions,
+/// (..., 1, dk) (+inf for an all -inf feature, NaN for one with a NaN or
+/// +inf).
 Status efficientAttention(const Tensor &query, const Tensor &key,
                           const Tensor &value, EfficientVariant variant,
-                          Tensor &out, Tensor *context = nullptr);
+                          Tensor &out, Tensor *context = nullptr,
+                          Tensor *keyLse = nullptr);
 
 /// External attention (EANet): A = X Mk^T (n x S); A <- softmax over the n
 /// positions (per slot); A <- A / (eps + sum over slots) (per position);

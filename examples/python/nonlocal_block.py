@@ -78,7 +78,8 @@ def main():
     start = time.perf_counter()
     # save_statistics: the forward also returns the normalized context
     # softmax(K)^T V (dk x dv), which the backward multiplies with instead
-    # of recomputing it (docs/training.md, "Saved statistics").
+    # of recomputing it, and the key softmax's log-sum-exp (docs/training.md,
+    # "Saved statistics").
     op = attn.torch_op(spec, save_statistics=True)
     print(f"compiled @efficient_attention for B={b}, n={s * s}, dk={dk}, "
           f"dv={dv} in {time.perf_counter() - start:.1f} s")

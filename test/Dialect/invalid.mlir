@@ -1107,7 +1107,7 @@ func.func @scatter_pixels_result(%dy: tensor<1x10x4x1x4x8xf32>, %p: tensor<1x10x
 func.func @with_context_scaling(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>) {
   // expected-error @+2 {{'attn.efficient' op failed to infer returned types}}
   // expected-error @+1 {{'with_context' needs the softmax variant}}
-  %o, %c = attn.efficient %q, %k, %v variant scaling with_context : tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32> -> tensor<16x4xf32>, tensor<8x4xf32>
+  %o, %c, %l = attn.efficient %q, %k, %v variant scaling with_context : tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32> -> tensor<16x4xf32>, tensor<8x4xf32>, tensor<1x8xf32>
   return
 }
 
@@ -1117,7 +1117,7 @@ func.func @with_context_scaling(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: 
 func.func @with_context_broadcast(%q: tensor<2x16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>) {
   // expected-error @+2 {{'attn.efficient' op failed to infer returned types}}
   // expected-error @+1 {{'with_context' needs query, key and value with the same leading dims}}
-  %o, %c = attn.efficient %q, %k, %v variant softmax with_context : tensor<2x16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32> -> tensor<2x16x4xf32>, tensor<2x8x4xf32>
+  %o, %c, %l = attn.efficient %q, %k, %v variant softmax with_context : tensor<2x16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32> -> tensor<2x16x4xf32>, tensor<2x8x4xf32>, tensor<2x1x8xf32>
   return
 }
 
@@ -1127,7 +1127,7 @@ func.func @with_context_broadcast(%q: tensor<2x16x8xf32>, %k: tensor<24x8xf32>, 
 func.func @with_context_bf16(%q: tensor<16x8xbf16>, %k: tensor<24x8xbf16>, %v: tensor<24x4xbf16>) {
   // expected-error @+2 {{'attn.efficient' op failed to infer returned types}}
   // expected-error @+1 {{'with_context' needs f32 or f64 operands, got 'bf16'}}
-  %o, %c = attn.efficient %q, %k, %v variant softmax with_context : tensor<16x8xbf16>, tensor<24x8xbf16>, tensor<24x4xbf16> -> tensor<16x4xbf16>, tensor<8x4xbf16>
+  %o, %c, %l = attn.efficient %q, %k, %v variant softmax with_context : tensor<16x8xbf16>, tensor<24x8xbf16>, tensor<24x4xbf16> -> tensor<16x4xbf16>, tensor<8x4xbf16>, tensor<1x8xbf16>
   return
 }
 
@@ -1136,8 +1136,64 @@ func.func @with_context_bf16(%q: tensor<16x8xbf16>, %k: tensor<24x8xbf16>, %v: t
 // with_context: the context is (..., dk, dv), in the operands' type.
 func.func @with_context_shape(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>) {
   // expected-error @+2 {{'attn.efficient' op failed to infer returned types}}
-  // expected-error @+1 {{'attn.efficient' op inferred type(s) 'tensor<16x4xf32>', 'tensor<8x4xf32>' are incompatible with return type(s) of operation 'tensor<16x4xf32>', 'tensor<4x8xf32>'}}
-  %o, %c = attn.efficient %q, %k, %v variant softmax with_context : tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32> -> tensor<16x4xf32>, tensor<4x8xf32>
+  // expected-error @+1 {{'attn.efficient' op inferred type(s) 'tensor<16x4xf32>', 'tensor<8x4xf32>', 'tensor<1x8xf32>' are incompatible with return type(s) of operation 'tensor<16x4xf32>', 'tensor<4x8xf32>', 'tensor<1x8xf32>'}}
+  %o, %c, %l = attn.efficient %q, %k, %v variant softmax with_context : tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32> -> tensor<16x4xf32>, tensor<4x8xf32>, tensor<1x8xf32>
+  return
+}
+
+// -----
+
+// with_context: the key log-sum-exp is (..., 1, dk).
+func.func @with_context_key_lse_shape(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>) {
+  // expected-error @+2 {{'attn.efficient' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.efficient' op inferred type(s) 'tensor<16x4xf32>', 'tensor<8x4xf32>', 'tensor<1x8xf32>' are incompatible with return type(s) of operation 'tensor<16x4xf32>', 'tensor<8x4xf32>', 'tensor<8x1xf32>'}}
+  %o, %c, %l = attn.efficient %q, %k, %v variant softmax with_context : tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32> -> tensor<16x4xf32>, tensor<8x4xf32>, tensor<8x1xf32>
+  return
+}
+
+// -----
+
+// with_context: both saved results or none.
+func.func @with_context_one_result(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>) {
+  // expected-error @+2 {{'attn.efficient' op failed to infer returned types}}
+  // expected-error @+1 {{'attn.efficient' op inferred type(s) 'tensor<16x4xf32>', 'tensor<8x4xf32>', 'tensor<1x8xf32>' are incompatible with return type(s) of operation 'tensor<16x4xf32>', 'tensor<8x4xf32>'}}
+  %o, %c = attn.efficient %q, %k, %v variant softmax with_context : tensor<16x8xf32>, tensor<24x8xf32>, tensor<24x4xf32> -> tensor<16x4xf32>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+// softmax_from_lse: lse has the input's shape with 1 at dim.
+func.func @softmax_from_lse_shape(%k: tensor<24x8xf32>, %lse: tensor<8x1xf32>) {
+  // expected-error @+1 {{'attn.softmax_from_lse' op lse must have the input's shape with size 1 at dim 0 (1x8), got 'tensor<8x1xf32>'}}
+  %0 = attn.softmax_from_lse %k, %lse dim 0 : tensor<24x8xf32>, tensor<8x1xf32>
+  return
+}
+
+// -----
+
+// softmax_from_lse: dim in range.
+func.func @softmax_from_lse_dim(%k: tensor<24x8xf32>, %lse: tensor<1x8xf32>) {
+  // expected-error @+1 {{'attn.softmax_from_lse' op dim 2 is out of range}}
+  %0 = attn.softmax_from_lse %k, %lse dim 2 : tensor<24x8xf32>, tensor<1x8xf32>
+  return
+}
+
+// -----
+
+// softmax_from_lse: lse in the input's element type.
+func.func @softmax_from_lse_type(%k: tensor<24x8xf32>, %lse: tensor<1x8xf64>) {
+  // expected-error @+1 {{'attn.softmax_from_lse' op lse must have the input's element type 'f32', got 'f64'}}
+  %0 = attn.softmax_from_lse %k, %lse dim 0 : tensor<24x8xf32>, tensor<1x8xf64>
+  return
+}
+
+// -----
+
+// softmax_from_lse: f32 or f64, the types a forward saves statistics in.
+func.func @softmax_from_lse_bf16(%k: tensor<24x8xbf16>, %lse: tensor<1x8xbf16>) {
+  // expected-error @+1 {{'attn.softmax_from_lse' op needs f32 or f64 operands (the types a forward saves statistics in), got 'bf16'}}
+  %0 = attn.softmax_from_lse %k, %lse dim 0 : tensor<24x8xbf16>, tensor<1x8xbf16>
   return
 }
 

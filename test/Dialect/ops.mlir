@@ -194,14 +194,27 @@ func.func @efficient_broadcast_dynamic_f64(%q: tensor<2x4x256x32xf32>, %k: tenso
 
 // -----
 
-// with_context: the normalized context, (..., dk, dv), dynamic dims kept.
+// with_context: the normalized context, (..., dk, dv), and the key
+// log-sum-exp, (..., 1, dk); dynamic dims kept.
 // CHECK-LABEL: func.func @efficient_with_context
-// CHECK: attn.efficient %{{.+}} variant softmax with_context : tensor<2x3x40x8xf32>, tensor<2x3x56x8xf32>, tensor<2x3x56x12xf32> -> tensor<2x3x40x12xf32>, tensor<2x3x8x12xf32>
-// CHECK: attn.efficient %{{.+}} variant softmax with_context : tensor<?x8xf64>, tensor<?x8xf64>, tensor<?x?xf64> -> tensor<?x?xf64>, tensor<8x?xf64>
+// CHECK: attn.efficient %{{.+}} variant softmax with_context : tensor<2x3x40x8xf32>, tensor<2x3x56x8xf32>, tensor<2x3x56x12xf32> -> tensor<2x3x40x12xf32>, tensor<2x3x8x12xf32>, tensor<2x3x1x8xf32>
+// CHECK: attn.efficient %{{.+}} variant softmax with_context : tensor<?x8xf64>, tensor<?x8xf64>, tensor<?x?xf64> -> tensor<?x?xf64>, tensor<8x?xf64>, tensor<1x8xf64>
 func.func @efficient_with_context(%q: tensor<2x3x40x8xf32>, %k: tensor<2x3x56x8xf32>, %v: tensor<2x3x56x12xf32>,
                                   %qd: tensor<?x8xf64>, %vd: tensor<?x?xf64>) {
-  %0, %c0 = attn.efficient %q, %k, %v variant softmax with_context : tensor<2x3x40x8xf32>, tensor<2x3x56x8xf32>, tensor<2x3x56x12xf32> -> tensor<2x3x40x12xf32>, tensor<2x3x8x12xf32>
-  %1, %c1 = attn.efficient %qd, %qd, %vd variant softmax with_context : tensor<?x8xf64>, tensor<?x8xf64>, tensor<?x?xf64> -> tensor<?x?xf64>, tensor<8x?xf64>
+  %0, %c0, %l0 = attn.efficient %q, %k, %v variant softmax with_context : tensor<2x3x40x8xf32>, tensor<2x3x56x8xf32>, tensor<2x3x56x12xf32> -> tensor<2x3x40x12xf32>, tensor<2x3x8x12xf32>, tensor<2x3x1x8xf32>
+  %1, %c1, %l1 = attn.efficient %qd, %qd, %vd variant softmax with_context : tensor<?x8xf64>, tensor<?x8xf64>, tensor<?x?xf64> -> tensor<?x?xf64>, tensor<8x?xf64>, tensor<1x8xf64>
+  return
+}
+
+// -----
+
+// softmax_from_lse: lse has the input's shape with 1 at dim.
+// CHECK-LABEL: func.func @softmax_from_lse
+// CHECK: attn.softmax_from_lse %{{.+}}, %{{.+}} dim 0 : tensor<56x8xf32>, tensor<1x8xf32>
+// CHECK: attn.softmax_from_lse %{{.+}}, %{{.+}} dim 2 : tensor<2x?x8xf64>, tensor<2x?x1xf64>
+func.func @softmax_from_lse(%k: tensor<56x8xf32>, %lse: tensor<1x8xf32>, %x: tensor<2x?x8xf64>, %rows: tensor<2x?x1xf64>) {
+  %0 = attn.softmax_from_lse %k, %lse dim 0 : tensor<56x8xf32>, tensor<1x8xf32>
+  %1 = attn.softmax_from_lse %x, %rows dim 2 : tensor<2x?x8xf64>, tensor<2x?x1xf64>
   return
 }
 

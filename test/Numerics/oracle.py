@@ -229,6 +229,27 @@ def dot_product(q, k, v, norm, scale=1.0, fmap="identity", causal=False,
     return np.matmul(s, v)
 
 
+def log_sum_exp(x, dim):
+    """Each slice's log-sum-exp along `dim` (kept as size 1), as
+    attn.efficient's `with_context` saves it: +inf for an all -inf slice
+    (its softmax weights are 0), NaN for one with a NaN or +inf."""
+    x = np.asarray(x, np.float64)
+    bad = np.any(np.isnan(x) | np.isposinf(x), axis=dim, keepdims=True)
+    mx = x.max(axis=dim, keepdims=True)
+    allinf = np.isneginf(mx)
+    mx = np.where(allinf | bad, 0.0, mx)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total = np.exp(np.where(bad, 0.0, x) - mx).sum(axis=dim, keepdims=True)
+        lse = mx + np.log(total)
+    return np.where(bad, np.nan, np.where(allinf, np.inf, lse))
+
+
+def softmax_from_lse(x, lse):
+    """attn.softmax_from_lse: exp(x - lse), lse broadcast along its dim."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.exp(np.asarray(x, np.float64) - np.asarray(lse, np.float64))
+
+
 def efficient(q, k, v, variant):
     q = np.asarray(q, np.float64)
     k = np.asarray(k, np.float64)
@@ -449,6 +470,12 @@ CASES = {
     "extract_slice_dyn": lambda a: a["x"][len(a["x"]) // 2:, 1::2],
     "insert_slice_sizes_dyn": lambda a: insert_slice(
         a["src"][:-1], a["dest"], (1, 1), (1, 2)),
+    # The statistics a gradient takes from the forward, with an all -inf,
+    # a NaN and a +inf key feature (gen_inputs.py).
+    "efficient_key_lse": lambda a: log_sum_exp(a["k"], 0),
+    "softmax_from_lse": lambda a: softmax_from_lse(a["k"],
+                                                   log_sum_exp(a["k"], 0)),
+    "softmax_from_lse_f64": lambda a: softmax_from_lse(a["x"], a["lse"]),
 }
 
 
@@ -468,13 +495,13 @@ def compare(name, got, want, rtol):
         return False
     g = got.astype(np.float64)
     fin = np.isfinite(want)
-    if not np.array_equal(g[~fin], want[~fin]):
+    if not np.array_equal(g[~fin], want[~fin], equal_nan=True):
         print("%s: non-finite oracle entries not reproduced" % name)
         return False
     if not np.all(np.isfinite(g[fin])):
         print("%s: non-finite result where the oracle is finite" % name)
         return False
-    err = np.abs(g - want)[fin]
+    err = np.abs(g[fin] - want[fin])
     lim = rtol * np.maximum(1.0, np.abs(want[fin]))
     rel = err / np.maximum(1.0, np.abs(want[fin]))
     mabs = err.max() if err.size else 0.0
@@ -526,6 +553,11 @@ def self_test():
                     "scaling"), np.full((4, 1), 0.5))
     close(causal_mask(np.ones((2, 3)), 0.0), [[1, 0, 0], [1, 1, 0]])
     close(normalize(np.array([[1.0, 3.0]]), "sum", 1, 1.0), [[0.2, 0.6]])
+    close(log_sum_exp(np.array([[0.0, -np.inf, 1.0, 2.0],
+                                [0.0, -np.inf, np.nan, np.inf]]), 0),
+          [[np.log(2.0), np.inf, np.nan, np.nan]])
+    x = np.array([[1.0, -np.inf], [2.0, -np.inf], [-np.inf, -np.inf]])
+    close(softmax_from_lse(x, log_sum_exp(x, 0)), normalize(x, "softmax", 0))
     # Primitives of gradients.
     close(feature_map_grad(np.array([-1.0, 0.0, 2.0]), np.full(3, 2.0),
                            "elu_plus_one"), [2.0 * np.exp(-1.0), 2.0, 2.0])

@@ -70,3 +70,13 @@ func.func @returns_lse(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<16
       : tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x4xf32> -> tensor<16x4xf32>, tensor<16xf32>
   return %o, %lse : tensor<16x4xf32>, tensor<16xf32>
 }
+
+// -----
+
+// Nor the key log-sum-exp of attn.efficient (with_context).
+func.func @returns_key_lse(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<16x4xf32>) -> (tensor<16x4xf32>, tensor<1x8xf32>) {
+  // expected-error @+1 {{--attn-grad does not differentiate the key log-sum-exp of attn.efficient (`with_context`): it reaches a result of the function}}
+  %o, %c, %lse = attn.efficient %q, %k, %v variant softmax with_context
+      : tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x4xf32> -> tensor<16x4xf32>, tensor<8x4xf32>, tensor<1x8xf32>
+  return %o, %lse : tensor<16x4xf32>, tensor<1x8xf32>
+}

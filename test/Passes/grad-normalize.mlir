@@ -48,3 +48,19 @@ func.func @count(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
   %y = attn.normalize count %x dim 1 : tensor<4x?xf32>
   return %y : tensor<4x?xf32>
 }
+
+// -----
+
+// softmax_from_lse: y = exp(x - lse), dx = dy y, dlse = -sum over dim of
+// dy y (the op's own result read back, nothing recomputed).
+// CHECK-LABEL: func.func @from_lse_grad(
+// CHECK-SAME: %arg0: tensor<4x6xf32>, %arg1: tensor<1x6xf32>, %arg2: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<1x6xf32>) attributes {{[{]}}attn.gradient_of = @from_lse}
+// CHECK-NEXT: %[[Y:[a-z0-9_]+]] = attn.softmax_from_lse %arg0, %arg1 dim 0 : tensor<4x6xf32>, tensor<1x6xf32>
+// CHECK-NEXT: %[[GY:[a-z0-9_]+]] = attn.mul %arg2, %[[Y]] : tensor<4x6xf32>, tensor<4x6xf32> -> tensor<4x6xf32>
+// CHECK-NEXT: %[[S:[a-z0-9_]+]] = attn.reduce_sum %[[GY]] dim 0 : tensor<4x6xf32> -> tensor<1x6xf32>
+// CHECK-NEXT: %[[NS:[a-z0-9_]+]] = attn.scale %[[S]] by -1.000000e+00 : tensor<1x6xf32>
+// CHECK-NEXT: return %[[GY]], %[[NS]] : tensor<4x6xf32>, tensor<1x6xf32>
+func.func @from_lse(%x: tensor<4x6xf32>, %lse: tensor<1x6xf32>) -> tensor<4x6xf32> {
+  %y = attn.softmax_from_lse %x, %lse dim 0 : tensor<4x6xf32>, tensor<1x6xf32>
+  return %y : tensor<4x6xf32>
+}

@@ -4,25 +4,27 @@
 // --attn-grad=save-statistics=1 and attn.efficient (docs/training.md,
 // "Saved statistics"): a softmax attn.efficient on f32 or f64 operands with
 // the same leading dims gets `with_context`, @f returns the normalized
-// context C = softmax_positions(K)^T V after its own results
-// ({attn.saved_statistics = "context"}, in the order of the ops with the
-// lse and outputs of softmax attention), and @f_grad takes it after the
-// cotangents. Its gradient then has four products, none of which computes
-// C: dC = RQ^T dE, dRQ = dE C^T, dV = RK dC, dRK = V dC^T; the column
+// context C = softmax_positions(K)^T V and the key softmax's log-sum-exp
+// after its own results ({attn.saved_statistics = "context"} and
+// "key_lse", in the order of the ops with the lse and outputs of softmax
+// attention), and @f_grad takes them after the cotangents. Its gradient
+// then has four products, none of which computes C: dC = RQ^T dE,
+// dRQ = dE C^T, dV = RK dC, dRK = V dC^T, with RK = exp(K - lse)
+// (attn.softmax_from_lse: no max or sum over the positions); the column
 // softmax's backward takes s = rowsum(dC o C) (dk x dv values) when the
 // shapes are static. Without the option C is recomputed (RK^T V).
 
 // Batched; the saved context is (2, 8, 12).
 // CHECK-LABEL: func.func @layer(
-// CHECK-SAME: -> (tensor<2x40x12xf32>, tensor<2x8x12xf32> {attn.saved_statistics = "context"})
-// CHECK: %[[E:[a-z0-9_]+]], %[[C:[a-z0-9_]+]] = attn.efficient %arg0, %arg1, %arg2 variant softmax with_context
-// CHECK: return %[[E]], %[[C]]
+// CHECK-SAME: -> (tensor<2x40x12xf32>, tensor<2x8x12xf32> {attn.saved_statistics = "context"}, tensor<2x1x8xf32> {attn.saved_statistics = "key_lse"})
+// CHECK: %[[E:[a-z0-9_]+]], %[[S:[a-z0-9_]+]]:2 = attn.efficient %arg0, %arg1, %arg2 variant softmax with_context {{.*}} -> tensor<2x40x12xf32>, tensor<2x8x12xf32>, tensor<2x1x8xf32>
+// CHECK: return %[[E]], %[[S]]#0, %[[S]]#1
 // CHECK-LABEL: func.func @layer_grad(
-// CHECK-SAME: %arg3: tensor<2x40x12xf32>, %arg4: tensor<2x8x12xf32> {attn.saved_statistics = "context"})
+// CHECK-SAME: %arg3: tensor<2x40x12xf32>, %arg4: tensor<2x8x12xf32> {attn.saved_statistics = "context"}, %arg5: tensor<2x1x8xf32> {attn.saved_statistics = "key_lse"})
 // CHECK: %[[RQ:.+]] = attn.normalize softmax %arg0 dim 2
 // CHECK: %[[DC:.+]] = attn.matmul %[[RQ]], %arg3 transpose_lhs {{.*}} -> tensor<2x8x12xf32>
 // CHECK: %[[DRQ:.+]] = attn.matmul %arg3, %arg4 transpose_rhs {{.*}} -> tensor<2x40x8xf32>
-// CHECK: %[[RK:.+]] = attn.normalize softmax %arg1 dim 1
+// CHECK: %[[RK:.+]] = attn.softmax_from_lse %arg1, %arg5 dim 1 : tensor<2x56x8xf32>, tensor<2x1x8xf32>
 // CHECK: %[[DV:.+]] = attn.matmul %[[RK]], %[[DC]] :
 // CHECK: %[[DRK:.+]] = attn.matmul %arg2, %[[DC]] transpose_rhs
 // CHECK: %[[W:.+]] = attn.mul %[[DC]], %arg4 : tensor<2x8x12xf32>
@@ -46,9 +48,9 @@ func.func @layer(%q: tensor<2x40x8xf32>, %k: tensor<2x56x8xf32>, %v: tensor<2x56
 // A softmax attention and an efficient attention: the saved values in the
 // order of their ops (lse, output, then context).
 // CHECK-LABEL: func.func @two_layers(
-// CHECK-SAME: -> (tensor<16x8xf32>, tensor<16xf32> {attn.saved_statistics = "lse"}, tensor<16x8xf32> {attn.saved_statistics = "output"}, tensor<8x8xf32> {attn.saved_statistics = "context"})
+// CHECK-SAME: -> (tensor<16x8xf32>, tensor<16xf32> {attn.saved_statistics = "lse"}, tensor<16x8xf32> {attn.saved_statistics = "output"}, tensor<8x8xf32> {attn.saved_statistics = "context"}, tensor<1x8xf32> {attn.saved_statistics = "key_lse"})
 // CHECK-LABEL: func.func @two_layers_grad(
-// CHECK-SAME: %arg3: tensor<16x8xf32>, %arg4: tensor<16xf32> {attn.saved_statistics = "lse"}, %arg5: tensor<16x8xf32> {attn.saved_statistics = "output"}, %arg6: tensor<8x8xf32> {attn.saved_statistics = "context"})
+// CHECK-SAME: %arg3: tensor<16x8xf32>, %arg4: tensor<16xf32> {attn.saved_statistics = "lse"}, %arg5: tensor<16x8xf32> {attn.saved_statistics = "output"}, %arg6: tensor<8x8xf32> {attn.saved_statistics = "context"}, %arg7: tensor<1x8xf32> {attn.saved_statistics = "key_lse"})
 // CHECK: attn.matmul %{{.+}}, %arg6 transpose_rhs
 // CHECK: attn.attention_grad {{.*}} lse %arg4 output %arg5
 func.func @two_layers(%x: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<16x8xf32>) -> tensor<16x8xf32> {
@@ -62,8 +64,8 @@ func.func @two_layers(%x: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<16x
 // Dynamic positions: the column softmax's backward keeps its sum over the
 // positions (reduce_sum dim 0 of an n x dk value).
 // CHECK-LABEL: func.func @dynamic_grad(
-// CHECK-SAME: %arg4: tensor<8x12xf32> {attn.saved_statistics = "context"})
-// CHECK: %[[RK:.+]] = attn.normalize softmax %arg1 dim 0 : tensor<?x8xf32>
+// CHECK-SAME: %arg4: tensor<8x12xf32> {attn.saved_statistics = "context"}, %arg5: tensor<1x8xf32> {attn.saved_statistics = "key_lse"})
+// CHECK: %[[RK:.+]] = attn.softmax_from_lse %arg1, %arg5 dim 0 : tensor<?x8xf32>, tensor<1x8xf32>
 // CHECK: attn.reduce_sum %{{.+}} dim 0 : tensor<?x8xf32> -> tensor<1x8xf32>
 func.func @dynamic(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>, %v: tensor<?x12xf32>) -> tensor<?x12xf32> {
   %o = attn.efficient %q, %k, %v variant softmax : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x12xf32> -> tensor<?x12xf32>
@@ -75,14 +77,14 @@ func.func @dynamic(%q: tensor<?x8xf32>, %k: tensor<?x8xf32>, %v: tensor<?x12xf32
 // A context that f returns itself: its cotangent (%arg4) adds to dC, and
 // the same value is saved after it.
 // CHECK-LABEL: func.func @returns_context(
-// CHECK-SAME: -> (tensor<24x12xf32>, tensor<8x12xf32>, tensor<8x12xf32> {attn.saved_statistics = "context"})
-// CHECK: return %[[E:[a-z0-9_]+]], %[[C:[a-z0-9_]+]], %[[C]]
+// CHECK-SAME: -> (tensor<24x12xf32>, tensor<8x12xf32>, tensor<8x12xf32> {attn.saved_statistics = "context"}, tensor<1x8xf32> {attn.saved_statistics = "key_lse"})
+// CHECK: return %[[E:[a-z0-9_]+]], %[[S:[a-z0-9_]+]]#0, %[[S]]#0, %[[S]]#1
 // CHECK-LABEL: func.func @returns_context_grad(
-// CHECK-SAME: %arg3: tensor<24x12xf32>, %arg4: tensor<8x12xf32>, %arg5: tensor<8x12xf32> {attn.saved_statistics = "context"})
+// CHECK-SAME: %arg3: tensor<24x12xf32>, %arg4: tensor<8x12xf32>, %arg5: tensor<8x12xf32> {attn.saved_statistics = "context"}, %arg6: tensor<1x8xf32> {attn.saved_statistics = "key_lse"})
 // CHECK: %[[DC:.+]] = attn.matmul %{{.+}}, %arg3 transpose_lhs
 // CHECK: attn.add %[[DC]], %arg4 : tensor<8x12xf32>, tensor<8x12xf32>
 func.func @returns_context(%q: tensor<24x8xf32>, %k: tensor<30x8xf32>, %v: tensor<30x12xf32>) -> (tensor<24x12xf32>, tensor<8x12xf32>) {
-  %o, %c = attn.efficient %q, %k, %v variant softmax with_context : tensor<24x8xf32>, tensor<30x8xf32>, tensor<30x12xf32> -> tensor<24x12xf32>, tensor<8x12xf32>
+  %o, %c, %lse = attn.efficient %q, %k, %v variant softmax with_context : tensor<24x8xf32>, tensor<30x8xf32>, tensor<30x12xf32> -> tensor<24x12xf32>, tensor<8x12xf32>, tensor<1x8xf32>
   return %o, %c : tensor<24x12xf32>, tensor<8x12xf32>
 }
 

@@ -713,11 +713,14 @@ TEST(IdentityTest, EfficientSoftmaxIsRowTimesColumnSoftmax) {
   ASSERT_OK(matmul(rhoK, v, true, false, context));
   ASSERT_OK(matmul(rhoQ, context, false, false, expected));
   expectIdentity(efficient, expected);
-  // with_context returns that context per problem (v broadcast to 3).
-  Tensor saved;
+  // with_context returns that context per problem (v broadcast to 3), and
+  // the key log-sum-exp, from which softmaxFromLse gives rhoK again.
+  Tensor saved, keyLse, fromLse;
   ASSERT_OK(efficientAttention(q, k, v, EfficientVariant::Softmax, efficient,
-                               &saved));
+                               &saved, &keyLse));
   expectIdentity(saved, context);
+  ASSERT_OK(softmaxFromLse(k, keyLse, 1, fromLse));
+  expectIdentity(fromLse, rhoK);
 }
 
 TEST(IdentityTest, ExternalIsDotProductWithTwoSteps) {
@@ -753,6 +756,27 @@ TEST(EfficientTest, HandComputed) {
       efficientAttention(q, k, v, EfficientVariant::Softmax, out, &context));
   expectValues(out, {1, 1}, {6.25});
   expectValues(context, {2, 1}, {7, 6});
+  // The key log-sum-exp per feature: log(1 + 3) and 5 + log 2.
+  Tensor keyLse;
+  ASSERT_OK(efficientAttention(q, k, v, EfficientVariant::Softmax, out,
+                               &context, &keyLse));
+  expectValues(keyLse, {1, 2}, {std::log(4.0), 5 + std::log(2.0)});
+  // An all -inf feature gives +inf (its weights exp(-inf - inf) are 0), a
+  // NaN one NaN.
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor special = T({2, 2}, {-inf, std::nan(""), -inf, 1});
+  ASSERT_OK(efficientAttention(q, special, v, EfficientVariant::Softmax, out,
+                               &context, &keyLse));
+  EXPECT_EQ(keyLse.data[0], inf);
+  EXPECT_TRUE(std::isnan(keyLse.data[1]));
+  Tensor weights;
+  ASSERT_OK(softmaxFromLse(special, keyLse, 0, weights));
+  EXPECT_EQ(weights.data[0], 0.0);
+  EXPECT_EQ(weights.data[2], 0.0);
+  EXPECT_TRUE(std::isnan(weights.data[1]) && std::isnan(weights.data[3]));
+  // A wrong lse shape is an error naming it.
+  EXPECT_ERROR(softmaxFromLse(special, T({2, 1}, {0, 0}), 0, weights),
+               "softmaxFromLse", "lse 2x1", "2x2", "axis 0");
   // No queries: still the context.
   ASSERT_OK(efficientAttention(Tensor({0, 2}), k, v, EfficientVariant::Softmax,
                                out, &context));

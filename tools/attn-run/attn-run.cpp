@@ -178,7 +178,8 @@ static cl::opt<bool> gradSaveStatistics(
     cl::desc("With --grad: differentiate with --attn-grad=save-statistics=1, "
              "so @f also returns the row log-sum-exp of its softmax "
              "attention (and, for f32 and f64, its output), the "
-             "normalized context of its softmax attn.efficient, the "
+             "normalized context and key log-sum-exp of its softmax "
+             "attn.efficient, the "
              "context and key sums of its linear attention in linear form "
              "and the weights of its double-normalized attention (EANet's "
              "softmax over positions), and @f_grad "
@@ -188,7 +189,7 @@ static cl::opt<bool> gradSaveStatistics(
              "(--reference, --check, --check-grad); --save-inputs writes "
              "them as "
              "DIR/lse<i>.npy, DIR/output<i>.npy, DIR/context<i>.npy, "
-             "DIR/key_sums<i>.npy and DIR/weights<i>.npy"),
+             "DIR/key_lse<i>.npy, DIR/key_sums<i>.npy and DIR/weights<i>.npy"),
     cl::cat(runCategory));
 static cl::list<std::string> cotangentFiles(
     "cotangent",

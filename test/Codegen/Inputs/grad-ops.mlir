@@ -167,6 +167,16 @@ func.func @normalizations(%x: tensor<2x5x6xf32>) -> (tensor<2x5x6xf32>, tensor<2
   return %c, %r : tensor<2x5x6xf32>, tensor<2x5x6xf32>
 }
 
+// A softmax's weights from a given log-sum-exp, along a middle dim; the
+// lse is shifted up by 2 so that x - lse <= 0, as a slice's log-sum-exp
+// keeps it (random inputs in [0, 1)).
+func.func @softmax_from_lse(%x: tensor<2x5x6xf32>, %lse: tensor<2x1x6xf32>) -> tensor<2x5x6xf32> {
+  %two = arith.constant dense<2.000000e+00> : tensor<1xf32>
+  %l = attn.add %lse, %two : tensor<2x1x6xf32>, tensor<1xf32> -> tensor<2x1x6xf32>
+  %w = attn.softmax_from_lse %x, %l dim 1 : tensor<2x5x6xf32>, tensor<2x1x6xf32>
+  return %w : tensor<2x5x6xf32>
+}
+
 // Broadcasting elementwise ops, reductions, a floor (no gradient), a
 // reshape.
 func.func @elementwise(%a: tensor<2x4x3xf32>, %b: tensor<4x1xf32>, %c: tensor<3xf32>) -> tensor<2x12xf32> {

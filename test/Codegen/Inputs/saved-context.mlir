@@ -28,6 +28,6 @@ func.func @f64(%q: tensor<33x6xf64>, %k: tensor<45x6xf64>, %v: tensor<45x10xf64>
 
 // The context is a result of f too: its cotangent adds to dC.
 func.func @returns_context(%q: tensor<24x8xf32>, %k: tensor<30x8xf32>, %v: tensor<30x12xf32>) -> (tensor<24x12xf32>, tensor<8x12xf32>) {
-  %o, %c = attn.efficient %q, %k, %v variant softmax with_context : tensor<24x8xf32>, tensor<30x8xf32>, tensor<30x12xf32> -> tensor<24x12xf32>, tensor<8x12xf32>
+  %o, %c, %lse = attn.efficient %q, %k, %v variant softmax with_context : tensor<24x8xf32>, tensor<30x8xf32>, tensor<30x12xf32> -> tensor<24x12xf32>, tensor<8x12xf32>, tensor<1x8xf32>
   return %o, %c : tensor<24x12xf32>, tensor<8x12xf32>
 }

@@ -72,6 +72,29 @@ def signed_grad(rng):
     return {"x": x.astype(np.float32), "dy": dy.astype(np.float32)}
 
 
+def key_statistics(rng):
+    # K (m, dk) = (37, 8) over the positions, and a (2, 3, 5) f64 x along
+    # its last dim: one all -inf slice, one with a NaN, one with a +inf,
+    # one with some -inf entries; the rest random.
+    k = rng.uniform(-3.0, 3.0, (37, 8))
+    k[:, 0] = -np.inf
+    k[5, 1] = np.nan
+    k[9, 2] = np.inf
+    k[::3, 3] = -np.inf
+    x = rng.uniform(-3.0, 3.0, (2, 3, 5))
+    x[0, 0, :] = -np.inf
+    x[0, 1, 2] = np.nan
+    x[1, 2, 4] = np.inf
+    x[1, 0, ::2] = -np.inf
+    # x's log-sum-exp per slice: +inf for the all -inf one, NaN for the NaN
+    # and +inf ones.
+    with np.errstate(divide="ignore"):
+        lse = np.log(np.exp(x).sum(axis=2, keepdims=True))
+    lse[0, 0] = np.inf
+    lse[0, 1] = lse[1, 2] = np.nan
+    return {"k": k.astype(np.float32), "x": x, "lse": lse}
+
+
 SCATTER_LEVELS = [(3, 4), (2, 3)]
 
 
@@ -114,6 +137,9 @@ CASES = {
     "feature_map_grad_elu": signed_grad,
     "feature_map_grad_relu": signed_grad,
     "scatter_pixels": scatter_inputs,
+    "efficient_key_lse": key_statistics,
+    "softmax_from_lse": key_statistics,
+    "softmax_from_lse_f64": key_statistics,
 }
 
 

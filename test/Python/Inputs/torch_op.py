@@ -90,7 +90,8 @@ print("save_statistics: ok")
 
 # save_statistics with efficient attention: the forward also returns the
 # normalized context softmax_positions(K)^T V, which the gradient kernel
-# multiplies with instead of recomputing it.
+# multiplies with instead of recomputing it, and the key softmax's
+# log-sum-exp, from which it takes softmax_positions(K).
 EFFICIENT = """
 func.func @efficient(%q: tensor<2x48x16xf64>, %k: tensor<2x40x16xf64>, %v: tensor<2x40x8xf64>) -> tensor<2x48x8xf64> {
   %o = attn.efficient %q, %k, %v variant softmax
@@ -105,12 +106,14 @@ def efficient_attention(q, k, v):
 
 
 kernel = attn.compile(EFFICIENT, save_statistics=True)
-assert kernel.saved_statistics == 1, kernel
-o, context = kernel(*args)
+assert kernel.saved_statistics == 2, kernel
+o, context, key_lse = kernel(*args)
 expected = efficient_attention(*args)
 assert torch.allclose(o, expected, rtol=0, atol=1e-12)
 assert torch.allclose(context, torch.softmax(args[1], 1).transpose(1, 2)
                       @ args[2], rtol=0, atol=1e-12)
+assert torch.allclose(key_lse, torch.logsumexp(args[1], 1, keepdim=True),
+                      rtol=0, atol=1e-12)
 
 
 def check_saving_op(spec, expected):
