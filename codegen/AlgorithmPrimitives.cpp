@@ -271,9 +271,9 @@ LogicalResult KernelBuilder::lowerSoftmaxFromLse(Operation *operation) {
   std::string name = opFuncName(op);
   int64_t dim = op.getDim();
   for (size_t d = 0; d < input.rank(); ++d)
-    if (static_cast<int64_t>(d) != dim)
-      requireEqual(lse.shape[d], input.shape[d],
-                   name + " dim " + std::to_string(d) + " of lse");
+    requireEqual(lse.shape[d],
+                 static_cast<int64_t>(d) == dim ? Expr(1) : input.shape[d],
+                 name + " dim " + std::to_string(d) + " of lse");
   std::vector<Var> vars = makeVars(input.rank());
   Index at = toExprs(vars), lseAt = at;
   lseAt[dim] = 0;
