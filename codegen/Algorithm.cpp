@@ -25,6 +25,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include "llvm/ADT/SmallBitVector.h"
+
 #include <set>
 
 using namespace mlir;
@@ -628,11 +630,59 @@ static bool dependsOn(Value value, Operation *target,
   });
 }
 
+/// Whether an op of `from` computes from an op of `to`.
+static bool groupDependsOn(ArrayRef<Operation *> from,
+                           ArrayRef<Operation *> to) {
+  for (Operation *target : to) {
+    llvm::SmallPtrSet<Operation *, 16> visited;
+    for (Operation *op : from)
+      if (op != target && llvm::any_of(op->getOperands(), [&](Value operand) {
+            return dependsOn(operand, target, visited);
+          }))
+        return true;
+  }
+  return false;
+}
+
+/// Whether the loop nests of `group`, fused into one task loop, would form
+/// a cycle with the fused groups in `groups` (which form none): each
+/// group's ops compute together, so a group that reads another's results
+/// must come after all of it. Two epilogues with a companion each can feed
+/// each other crosswise while no pair does: bf16 efficient attention's dQ
+/// reads the context C and its companion computes dC, while dK reads dC
+/// and C was dK's candidate companion (Halide: "Stuck in a loop computing
+/// a realization order").
+static bool
+closesGroupCycle(ArrayRef<Operation *> group,
+                 ArrayRef<llvm::SmallVector<Operation *, 8>> groups) {
+  // Depth-first from the new group along "reads from"; the old groups
+  // alone are acyclic, so a cycle passes through the new one.
+  SmallVector<size_t> pending;
+  llvm::SmallBitVector seen(groups.size());
+  for (size_t g = 0; g < groups.size(); ++g)
+    if (groupDependsOn(group, groups[g])) {
+      pending.push_back(g);
+      seen.set(g);
+    }
+  while (!pending.empty()) {
+    size_t g = pending.pop_back_val();
+    if (groupDependsOn(groups[g], group))
+      return true;
+    for (size_t next = 0; next < groups.size(); ++next)
+      if (!seen.test(next) && groupDependsOn(groups[g], groups[next])) {
+        pending.push_back(next);
+        seen.set(next);
+      }
+  }
+  return false;
+}
+
 /// Products that read, row by row, a matrix the epilogue `epilogueOp`
 /// (algorithm.ops[epilogue]) reads too, of as many rows as its result, and
 /// that neither compute from the epilogue nor feed it (compute_with needs
-/// two loop nests that do not feed each other). Static 2-D shapes and
-/// epilogues in f32 or f64 only. Two kinds, recorded on the product with the
+/// two loop nests that do not feed each other), and whose group does not
+/// close a cycle with the groups marked before (closesGroupCycle). Static
+/// 2-D shapes only. Two kinds, recorded on the product with the
 /// epilogue's index:
 /// - info "chunkCompanion": a product that contracts over those rows (a
 ///   transposed lhs, or its rhs): efficient attention's dC = softmax(Q)^T dO
@@ -652,10 +702,7 @@ void KernelBuilder::markRowCompanions(
     const llvm::SmallPtrSetImpl<Operation *> &tiles) {
   auto epilogueType =
       cast<RankedTensorType>(epilogueOp->getResult(0).getType());
-  // (Not for an epilogue that rounds to bf16 or f16: there Halide found a
-  // cycle in the realization order of the fused loops, not understood yet.)
-  if (epilogueType.getRank() != 2 || !epilogueType.hasStaticShape() ||
-      isa<arith::TruncFOp>(epilogueOp))
+  if (epilogueType.getRank() != 2 || !epilogueType.hasStaticShape())
     return;
   auto returned = [&](Value value) {
     return llvm::any_of(value.getUsers(), [](Operation *user) {
@@ -692,6 +739,11 @@ void KernelBuilder::markRowCompanions(
             return dependsOn(operand, epilogueOp, visited);
           }))
         continue;
+      llvm::SmallVector<Operation *, 8> group(tiles.begin(), tiles.end());
+      group.append({epilogueOp, product});
+      if (closesGroupCycle(group, rowTaskGroups))
+        continue;
+      rowTaskGroups.push_back(group);
       std::map<std::string, int64_t> &info = algorithm.ops[productIndex].info;
       info[contracts ? "chunkCompanion" : "rowCompanion"] =
           static_cast<int64_t>(epilogue);

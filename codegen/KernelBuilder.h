@@ -401,6 +401,10 @@ private:
   /// values as Bool Exprs; all computed from tensor sizes.
   llvm::DenseMap<Value, Expr> scalars;
   std::map<std::string, int> counters;
+  /// The ops of each group of loop nests that share row tasks (an
+  /// epilogue, its tiles and its companion; markRowCompanions), so that a
+  /// new group never closes a cycle of groups that feed each other.
+  std::vector<llvm::SmallVector<Operation *, 8>> rowTaskGroups;
 };
 
 } // namespace mlir::attn::codegen::detail

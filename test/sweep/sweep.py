@@ -364,6 +364,10 @@ FAMILIES = {
         "sum over keys", feature_map=" feature_map elu_plus_one")),
         ATTENTION_DIMS, []),
     "efficient_softmax_grad": (gradient(efficient("softmax")), ATTENTION_DIMS, []),
+    # bf16 Q, K, V: the gradient rounds dQ, dK and dV, and shares row tasks
+    # where the fused groups stay acyclic (closesGroupCycle).
+    "efficient_softmax_bf16_grad": (gradient(efficient("softmax", dtype="bf16")),
+                                    ATTENTION_DIMS, []),
     # The saved context (--grad-save-statistics): four products, the trace
     # form for static shapes, the sum over positions for a dynamic m.
     "efficient_softmax_saved_grad": (gradient(efficient("softmax")),
