@@ -931,9 +931,8 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   };
 
   // The forward's row log-sum-exp (b, i): P = exp(S - lse) directly, no
-  // max or exp sum. An empty row's +inf becomes the largest float (chosen
-  // between bit patterns: an FP select of inf is poison under the no-infs
-  // flags), whose exponentials are 0 in every pass.
+  // max or exp sum; an empty row's exponentials are 0 in every pass
+  // (finiteSavedLse).
   auto savedRowLse = [&](Value saved) {
     const TensorFunc &savedLse = get(saved);
     for (size_t t = 0; t < batch.lead.size(); ++t)
@@ -942,17 +941,8 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
     requireEqual(savedLse.shape.back(), n, name + " rows of lse");
     Index lseAt = toExprs(batch.batchVars);
     lseAt.push_back(i);
-    Expr value = savedLse(lseAt);
-    Halide::Type bits = Halide::UInt(type.bits());
-    Expr largest = type.bits() == 64
-                       ? constant(type, std::numeric_limits<double>::max())
-                       : constant(type, std::numeric_limits<float>::max());
     Func rowLse(name + "_savedlse");
-    define(rowLse, batch.vars({i}),
-           Halide::reinterpret(
-               type, Halide::select(Halide::is_inf(value),
-                                    Halide::reinterpret(bits, largest),
-                                    Halide::reinterpret(bits, value))));
+    define(rowLse, batch.vars({i}), finiteSavedLse(savedLse(lseAt)));
     return rowLse;
   };
 

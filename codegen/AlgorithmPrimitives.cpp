@@ -165,21 +165,12 @@ LogicalResult KernelBuilder::lowerNormalize(Operation *operation) {
   switch (op.getKind()) {
   case NormKind::softmax: {
     Func max(name + "_max"), num(name + "_exp"), sum(name + "_sum");
-    // f32: softmaxExp, as the fused kernels' softmaxes (shifted <= 0, or
-    // NaN, which it keeps); Halide's exp_f32 took about 10 more vector
-    // instructions per vector (efficient attention's gradient spent 15% of
-    // its time in its row softmax over 32 features). Elsewhere Halide's
-    // exp, which turns NaN into 0 (the NaN rule: NaN).
-    auto expOf = [&](Expr shifted) {
-      return type == Halide::Float(32) ? softmaxExp(shifted)
-                                       : keepNaN(shifted, Halide::exp(shifted));
-    };
     auto maxEntry = [&](Expr value) {
       return Halide::select(isNegInf(value), lowest(type), value);
     };
     auto weightOf = [&](Expr value, Expr maximum) {
       return Halide::select(isNegInf(value), constant(type, 0.0),
-                            expOf(value - maximum));
+                            softmaxWeightExp(value - maximum));
     };
     // Halide reads only complete Funcs: num is defined after the max's
     // update, and the unchunked sum's update (which reads num) after num.
@@ -218,9 +209,9 @@ LogicalResult KernelBuilder::lowerNormalize(Operation *operation) {
              Halide::max(call(max, statAt), call(chunkMax, mergeAt)));
       // An all -inf chunk: max - max of lowest is 0, times a sum of 0.
       update(sum, statAt,
-             call(sum, statAt) +
-                 call(chunkSum, mergeAt) *
-                     expOf(call(chunkMax, mergeAt) - call(max, statAt)));
+             call(sum, statAt) + call(chunkSum, mergeAt) *
+                                     softmaxWeightExp(call(chunkMax, mergeAt) -
+                                                      call(max, statAt)));
       define(num, vars, weightOf(x, call(max, statAt)));
       stages = {{"chunk_max", chunkMax}, {"chunk_sum", chunkSum}};
       domains = {{"chunk_positions", rc}, {"chunks", chunks}};
@@ -278,24 +269,10 @@ LogicalResult KernelBuilder::lowerSoftmaxFromLse(Operation *operation) {
   Index at = toExprs(vars), lseAt = at;
   lseAt[dim] = 0;
   Halide::Type type = input.type;
-  // An all -inf slice's +inf becomes the largest float (chosen between bit
-  // patterns: an FP select of inf is poison under the no-infs flags), whose
-  // exponentials are 0, as the saved row lse of attn.attention_grad.
-  Expr value = lse(lseAt);
-  Halide::Type bits = Halide::UInt(type.bits());
-  Expr largest = type.bits() == 64
-                     ? constant(type, std::numeric_limits<double>::max())
-                     : constant(type, std::numeric_limits<float>::max());
-  Expr finite = Halide::reinterpret(
-      type,
-      Halide::select(Halide::is_inf(value), Halide::reinterpret(bits, largest),
-                     Halide::reinterpret(bits, value)));
-  Expr shifted = input(at) - finite;
+  // (An all -inf slice's +inf lse gives weights 0: finiteSavedLse.)
   Func result(name);
   define(result, vars,
-         type == Halide::Float(32)
-             ? softmaxExp(shifted)
-             : keepNaN(shifted, Halide::exp(shifted))); // (as lowerNormalize)
+         softmaxWeightExp(input(at) - finiteSavedLse(lse(lseAt))));
   // The Normalize family's schedule without statistics: stored whole, or
   // per task where two loop nests share its rows (sharedRows).
   bind(op, Family::Normalize, {result, input.shape, type}, {},

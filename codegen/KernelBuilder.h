@@ -132,6 +132,31 @@ inline Expr keepNaN(Expr x, Expr value) {
   return Halide::select(magnitude > infinity, x, value);
 }
 
+/// exp of a softmax's shifted entry (<= 0, or NaN): f32 softmaxExp, as the
+/// fused kernels' softmaxes (Halide's exp_f32 took about 10 more vector
+/// instructions per vector: efficient attention's gradient spent 15% of its
+/// time in its row softmax over 32 features); elsewhere Halide's exp, which
+/// turns NaN into 0, with the NaN kept (the NaN rule).
+inline Expr softmaxWeightExp(Expr shifted) {
+  return shifted.type() == Halide::Float(32)
+             ? softmaxExp(shifted)
+             : keepNaN(shifted, Halide::exp(shifted));
+}
+
+/// A saved log-sum-exp whose +inf (a slice with nothing visible) becomes
+/// the largest float, chosen between bit patterns (an FP select of inf is
+/// poison under the no-infs flags): exp(x - lse) is then 0 there.
+inline Expr finiteSavedLse(Expr lse) {
+  Halide::Type type = lse.type(), bits = Halide::UInt(type.bits());
+  Expr largest = type.bits() == 64
+                     ? constant(type, std::numeric_limits<double>::max())
+                     : constant(type, std::numeric_limits<float>::max());
+  return Halide::reinterpret(type,
+                             Halide::select(Halide::is_inf(lse),
+                                            Halide::reinterpret(bits, largest),
+                                            Halide::reinterpret(bits, lse)));
+}
+
 class KernelBuilder {
 public:
   KernelBuilder(func::FuncOp func, ArrayRef<std::string> argNames,
