@@ -933,6 +933,21 @@ bool savesOutput(DotProductAttentionOp op) {
   return element.isF32() || element.isF64();
 }
 
+/// Widens (--attn-widen-to-f32) the attn ops of `f`'s body with 16-bit
+/// operands and no 16-bit result (bf16 in, f32 out), as the default
+/// pipeline would before codegen. save-statistics then decides and saves
+/// for them as for f32 ops: their statistics are f32 (design §8), and a
+/// saving op rebuilt from its operands infers the declared f32 result
+/// (from bf16 operands it inferred bf16 results: a function whose return
+/// no longer matched, or a `with_context` refused).
+void widenMixedPrecision(func::FuncOp f) {
+  for (Operation &op : f.getBody().front())
+    if (isa<AttnDialect>(op.getDialect()) &&
+        llvm::any_of(op.getOperandTypes(), isReducedPrecisionTensor) &&
+        llvm::none_of(op.getResultTypes(), isReducedPrecisionTensor))
+      widenToF32(&op);
+}
+
 /// `op` rebuilt with the unit attribute `flag`, which adds a result (the
 /// result types are inferred), its first result's uses moved to the new op.
 template <typename OpTy>
@@ -1013,6 +1028,8 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
   SmallVector<Operation *> savingOps, cloneOps;
   llvm::SmallPtrSet<Operation *, 4> keptEfficient;
   if (saveStatistics) {
+    widenMixedPrecision(f);
+    widenMixedPrecision(grad);
     savingOps = opsWithSavedValues(f, noGrad);
     cloneOps = opsWithSavedValues(grad, noGrad);
     // Double-normalized attention in primitive form, in f and in the clone;

@@ -104,3 +104,25 @@ func.func @not_saved(%x: tensor<16x8xf32>, %xb: tensor<2x16x8xf32>, %h: tensor<1
   %r = attn.efficient %h, %h, %h variant softmax : tensor<16x8xbf16>, tensor<16x8xbf16>, tensor<16x8xbf16> -> tensor<16x8xbf16>
   return %s, %b, %r : tensor<16x8xf32>, tensor<2x16x8xf32>, tensor<16x8xbf16>
 }
+
+// -----
+
+// Mixed precision (bf16 operands, an f32 result): @f computes the op in
+// f32 (as --attn-widen-to-f32 would) and saves an f32 context and key lse;
+// the bf16 gradients are rounded once, at the end.
+// CHECK-LABEL: func.func @mixed(
+// CHECK-SAME: -> (tensor<24x12xf32>, tensor<8x12xf32> {attn.saved_statistics = "context"}, tensor<1x8xf32> {attn.saved_statistics = "key_lse"}) {
+// CHECK-DAG: %[[Q:.*]] = arith.extf %arg0 : tensor<24x8xbf16> to tensor<24x8xf32>
+// CHECK-DAG: %[[K:.*]] = arith.extf %arg1 : tensor<30x8xbf16> to tensor<30x8xf32>
+// CHECK-DAG: %[[V:.*]] = arith.extf %arg2 : tensor<30x12xbf16> to tensor<30x12xf32>
+// CHECK: attn.efficient %[[Q]], %[[K]], %[[V]] variant softmax with_context : tensor<24x8xf32>, tensor<30x8xf32>, tensor<30x12xf32> -> tensor<24x12xf32>, tensor<8x12xf32>, tensor<1x8xf32>
+// CHECK-LABEL: func.func @mixed_grad(
+// CHECK-SAME: %{{.*}}: tensor<8x12xf32> {attn.saved_statistics = "context"}, %{{.*}}: tensor<1x8xf32> {attn.saved_statistics = "key_lse"})
+// CHECK-SAME: -> (tensor<24x8xbf16>, tensor<30x8xbf16>, tensor<30x12xbf16>)
+// CHECK: attn.softmax_from_lse
+// CHECK-COUNT-3: arith.truncf
+// CHECK: return
+func.func @mixed(%q: tensor<24x8xbf16>, %k: tensor<30x8xbf16>, %v: tensor<30x12xbf16>) -> tensor<24x12xf32> {
+  %o = attn.efficient %q, %k, %v variant softmax : tensor<24x8xbf16>, tensor<30x8xbf16>, tensor<30x12xbf16> -> tensor<24x12xf32>
+  return %o : tensor<24x12xf32>
+}

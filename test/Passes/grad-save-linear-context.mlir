@@ -116,3 +116,17 @@ func.func @broadcast(%q: tensor<4x128x8xf32>, %k: tensor<128x8xf32>, %v: tensor<
   %o = attn.dot_product %q, %k, %v norm [sum over keys] feature_map relu : tensor<4x128x8xf32>, tensor<128x8xf32>, tensor<128x8xf32> -> tensor<4x128x8xf32>
   return %o : tensor<4x128x8xf32>
 }
+
+// -----
+
+// Mixed precision (bf16 operands, an f32 result): @f computes the linear
+// form in f32 and saves an f32 context and key sums.
+// CHECK-LABEL: func.func @mixed(
+// CHECK-SAME: -> (tensor<2x64x12xf32>, tensor<2x8x12xf32> {attn.saved_statistics = "context"}, tensor<2x1x8xf32> {attn.saved_statistics = "key_sums"})
+// CHECK-LABEL: func.func @mixed_grad(
+// CHECK-SAME: -> (tensor<2x64x8xbf16>, tensor<2x48x8xbf16>, tensor<2x48x12xbf16>)
+func.func @mixed(%q: tensor<2x64x8xbf16>, %k: tensor<2x48x8xbf16>, %v: tensor<2x48x12xbf16>) -> tensor<2x64x12xf32> {
+  %o = attn.dot_product %q, %k, %v norm [sum over keys] feature_map elu_plus_one
+      : tensor<2x64x8xbf16>, tensor<2x48x8xbf16>, tensor<2x48x12xbf16> -> tensor<2x64x12xf32>
+  return %o : tensor<2x64x12xf32>
+}

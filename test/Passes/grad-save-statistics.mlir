@@ -103,3 +103,20 @@ func.func @linear(%q: tensor<16x8xf32>, %k: tensor<16x8xf32>, %v: tensor<16x4xf3
       : tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x4xf32> -> tensor<16x4xf32>
   return %o : tensor<16x4xf32>
 }
+
+// -----
+
+// Mixed precision (bf16 operands, an f32 result): @f computes the op in
+// f32 (as --attn-widen-to-f32 would), so its f32 output, unrounded, is
+// saved after the f32 lse.
+// CHECK-LABEL: func.func @mixed(
+// CHECK-SAME: -> (tensor<2x10x4xf32>, tensor<2x10xf32> {attn.saved_statistics = "lse"}, tensor<2x10x4xf32> {attn.saved_statistics = "output"})
+// CHECK: attn.dot_product {{.*}} with_lse : tensor<2x10x8xf32>, tensor<2x12x8xf32>, tensor<2x12x4xf32> -> tensor<2x10x4xf32>, tensor<2x10xf32>
+// CHECK-LABEL: func.func @mixed_grad(
+// CHECK: attn.attention_grad {{.*}} lse %arg4 output %arg5
+// CHECK-COUNT-3: arith.truncf
+func.func @mixed(%q: tensor<2x10x8xbf16>, %k: tensor<2x12x8xbf16>, %v: tensor<2x12x4xbf16>) -> tensor<2x10x4xf32> {
+  %o = attn.dot_product %q, %k, %v norm [softmax over keys] scale 0.25
+      : tensor<2x10x8xbf16>, tensor<2x12x8xbf16>, tensor<2x12x4xbf16> -> tensor<2x10x4xf32>
+  return %o : tensor<2x10x4xf32>
+}

@@ -73,3 +73,16 @@ func.func @not_saved(%x: tensor<16x8xf32>, %h: tensor<16x8xbf16>, %hk: tensor<4x
   %b = attn.external %h, %hk, %hk : tensor<16x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16> -> tensor<16x8xbf16>
   return %s, %b : tensor<16x8xf32>, tensor<16x8xbf16>
 }
+
+// -----
+
+// Mixed precision (bf16 operands, an f32 result): computed in f32 by @f,
+// which saves f32 weights.
+// CHECK-LABEL: func.func @mixed(
+// CHECK-SAME: -> (tensor<16x8xf32>, tensor<16x4xf32> {attn.saved_statistics = "weights"}) {
+// CHECK-LABEL: func.func @mixed_grad(
+// CHECK-SAME: %{{.*}}: tensor<16x4xf32> {attn.saved_statistics = "weights"}) -> (tensor<16x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>)
+func.func @mixed(%x: tensor<16x8xbf16>, %mk: tensor<4x8xbf16>, %mv: tensor<4x8xbf16>) -> tensor<16x8xf32> {
+  %o = attn.external %x, %mk, %mv : tensor<16x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16> -> tensor<16x8xf32>
+  return %o : tensor<16x8xf32>
+}
