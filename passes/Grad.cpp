@@ -829,13 +829,15 @@ bool savesContext(EfficientAttentionOp op) {
 
 /// Whether save-statistics saves the context phi(K)^T V (and key sums
 /// phi(K)^T 1) of linear attention `op`: non-causal, no mask, no count
-/// step, f32 or f64, static sizes, no broadcast batch, and where
-/// --attn-reassociate rewrites it to phi(Q) (phi(K)^T V) (fewer MACs than
-/// the quadratic form, by the formulas the pass's costs follow). @f then
+/// step, f32 or f64 operands and result, static sizes, no broadcast batch,
+/// and where --attn-reassociate rewrites it to phi(Q) (phi(K)^T V) (fewer
+/// MACs than the quadratic form, by the formulas the pass's costs follow).
+/// @f then
 /// computes it in that form, which has the context, instead of
 /// recomputing the context in @f_grad.
 bool savesLinearContext(DotProductAttentionOp op) {
-  if (!hasLinearGradient(op) || op.getLse())
+  if (!hasLinearGradient(op) || op.getLse() ||
+      !reducedPrecisionBlocker(op).empty())
     return false;
   bool rowSums = false;
   for (Attribute attr : op.getNorm()) {
@@ -956,6 +958,9 @@ OpTy withResultFlag(OpTy op, StringAttr flag) {
   SmallVector<NamedAttribute> attrs(op->getAttrs());
   attrs.push_back(b.getNamedAttr(flag, b.getUnitAttr()));
   auto saving = OpTy::create(b, op.getLoc(), op->getOperands(), attrs);
+  // The declared result type, not the inferred one: f32 operands may
+  // declare a bf16 or f16 result (rounded once).
+  saving.getResult().setType(op.getResult().getType());
   op.getResult().replaceAllUsesWith(saving.getResult());
   op.erase();
   return saving;

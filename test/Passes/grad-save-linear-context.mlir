@@ -130,3 +130,18 @@ func.func @mixed(%q: tensor<2x64x8xbf16>, %k: tensor<2x48x8xbf16>, %v: tensor<2x
       : tensor<2x64x8xbf16>, tensor<2x48x8xbf16>, tensor<2x48x12xbf16> -> tensor<2x64x12xf32>
   return %o : tensor<2x64x12xf32>
 }
+
+// -----
+
+// f32 operands, a bf16 result: nothing saved (the linear form is built
+// for f32 ops; it was refused with an error before).
+// CHECK-LABEL: func.func @rounded(
+// CHECK-SAME: -> tensor<2x64x12xbf16> {
+// CHECK-LABEL: func.func @rounded_grad(
+// CHECK-NOT: attn.saved_statistics
+// CHECK: return
+func.func @rounded(%q: tensor<2x64x8xf32>, %k: tensor<2x48x8xf32>, %v: tensor<2x48x12xf32>) -> tensor<2x64x12xbf16> {
+  %o = attn.dot_product %q, %k, %v norm [sum over keys] feature_map elu_plus_one
+      : tensor<2x64x8xf32>, tensor<2x48x8xf32>, tensor<2x48x12xf32> -> tensor<2x64x12xbf16>
+  return %o : tensor<2x64x12xbf16>
+}

@@ -120,3 +120,17 @@ func.func @mixed(%q: tensor<2x10x8xbf16>, %k: tensor<2x12x8xbf16>, %v: tensor<2x
       : tensor<2x10x8xbf16>, tensor<2x12x8xbf16>, tensor<2x12x4xbf16> -> tensor<2x10x4xf32>
   return %o : tensor<2x10x4xf32>
 }
+
+// -----
+
+// f32 operands, a bf16 result: the op keeps its declared result when it
+// gets `with_lse` (it inferred f32: a return that no longer matched), and
+// the rounded output is not saved.
+// CHECK-LABEL: func.func @rounded(
+// CHECK-SAME: -> (tensor<2x10x4xbf16>, tensor<2x10xf32> {attn.saved_statistics = "lse"}) {
+// CHECK: attn.dot_product {{.*}} with_lse : tensor<2x10x8xf32>, tensor<2x12x8xf32>, tensor<2x12x4xf32> -> tensor<2x10x4xbf16>, tensor<2x10xf32>
+func.func @rounded(%q: tensor<2x10x8xf32>, %k: tensor<2x12x8xf32>, %v: tensor<2x12x4xf32>) -> tensor<2x10x4xbf16> {
+  %o = attn.dot_product %q, %k, %v norm [softmax over keys] scale 0.25
+      : tensor<2x10x8xf32>, tensor<2x12x8xf32>, tensor<2x12x4xf32> -> tensor<2x10x4xbf16>
+  return %o : tensor<2x10x4xbf16>
+}

@@ -21,3 +21,15 @@ func.func @linear(%q: tensor<2x300x16xbf16>, %k: tensor<2x300x16xbf16>, %v: tens
   %o = attn.dot_product %q, %k, %v norm [sum over keys] feature_map elu_plus_one : tensor<2x300x16xbf16>, tensor<2x300x16xbf16>, tensor<2x300x24xbf16> -> tensor<2x300x24xf32>
   return %o : tensor<2x300x24xf32>
 }
+
+// f32 operands, a bf16 result (rounded once): softmax attention saves its
+// f32 lse and not the rounded output; linear attention saves nothing.
+func.func @sdpa_rounded(%q: tensor<2x100x16xf32>, %k: tensor<2x120x16xf32>, %v: tensor<2x120x24xf32>) -> tensor<2x100x24xbf16> {
+  %o = attn.dot_product %q, %k, %v norm [softmax over keys] scale 0.25 : tensor<2x100x16xf32>, tensor<2x120x16xf32>, tensor<2x120x24xf32> -> tensor<2x100x24xbf16>
+  return %o : tensor<2x100x24xbf16>
+}
+
+func.func @linear_rounded(%q: tensor<2x300x16xf32>, %k: tensor<2x300x16xf32>, %v: tensor<2x300x24xf32>) -> tensor<2x300x24xbf16> {
+  %o = attn.dot_product %q, %k, %v norm [sum over keys] feature_map elu_plus_one : tensor<2x300x16xf32>, tensor<2x300x16xf32>, tensor<2x300x24xf32> -> tensor<2x300x24xbf16>
+  return %o : tensor<2x300x24xbf16>
+}
