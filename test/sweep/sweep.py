@@ -95,13 +95,15 @@ class Case:
 # --------------------------------------------------------------------------
 
 
-def dot_product(norm, extra="", feature_map="", dtype="f32"):
+def dot_product(norm, extra="", feature_map="", dtype="f32", out_dtype=None):
+    """`out_dtype`: the result's element type where it differs from the
+    operands' (mixed precision: bf16 in, f32 out, or f32 in, bf16 out)."""
     def build(d):
         lead, n, m, dk, dv = d["lead"], d["n"], d["m"], d["dk"], d["dv"]
         q, k, v, o = (tensor(lead + [n, dk], dtype),
                       tensor(lead + [d["mdyn"], dk], dtype),
                       tensor(lead + [d["mdyn"], dv], dtype),
-                      tensor(lead + [n, dv], dtype))
+                      tensor(lead + [n, dv], out_dtype or dtype))
         attrs = f"norm [{norm}]{extra}{feature_map}"
         spec = (f"func.func @f(%q: {q}, %k: {k}, %v: {v}) -> {o} {{\n"
                 f"  %o = attn.dot_product %q, %k, %v {attrs}\n"
@@ -125,13 +127,13 @@ def masked_softmax(d):
     return spec, prod(lead) * n * m * (dk + dv)
 
 
-def efficient(variant, extra="", dtype="f32"):
+def efficient(variant, extra="", dtype="f32", out_dtype=None):
     def build(d):
         lead, n, m, dk, dv = d["lead"], d["n"], d["m"], d["dk"], d["dv"]
         q, k, v, o = (tensor(lead + [n, dk], dtype),
                       tensor(lead + [d["mdyn"], dk], dtype),
                       tensor(lead + [d["mdyn"], dv], dtype),
-                      tensor(lead + [n, dv], dtype))
+                      tensor(lead + [n, dv], out_dtype or dtype))
         spec = (f"func.func @f(%q: {q}, %k: {k}, %v: {v}) -> {o} {{\n"
                 f"  %o = attn.efficient %q, %k, %v variant {variant}{extra}\n"
                 f"      : {q}, {k}, {v} -> {o}\n"
@@ -140,14 +142,20 @@ def efficient(variant, extra="", dtype="f32"):
     return build
 
 
-def external(d):
-    lead, n, m, dk, dv = d["lead"], d["n"], d["m"], d["dk"], d["dv"]
-    x, mk, mv, o = (tensor(lead + [n, dk]), tensor([m, dk]), tensor([m, dv]),
-                    tensor(lead + [n, dv]))
-    spec = (f"func.func @f(%x: {x}, %mk: {mk}, %mv: {mv}) -> {o} {{\n"
-            f"  %o = attn.external %x, %mk, %mv : {x}, {mk}, {mv} -> {o}\n"
-            f"  return %o : {o}\n}}\n")
-    return spec, prod(lead) * n * m * (dk + dv)
+def external_typed(dtype="f32", out_dtype=None):
+    def build(d):
+        lead, n, m, dk, dv = d["lead"], d["n"], d["m"], d["dk"], d["dv"]
+        x, mk, mv, o = (tensor(lead + [n, dk], dtype), tensor([m, dk], dtype),
+                        tensor([m, dv], dtype),
+                        tensor(lead + [n, dv], out_dtype or dtype))
+        spec = (f"func.func @f(%x: {x}, %mk: {mk}, %mv: {mv}) -> {o} {{\n"
+                f"  %o = attn.external %x, %mk, %mv : {x}, {mk}, {mv} -> {o}\n"
+                f"  return %o : {o}\n}}\n")
+        return spec, prod(lead) * n * m * (dk + dv)
+    return build
+
+
+external = external_typed()
 
 
 LEVEL_SETS = [[(4, 4)], [(8, 8), (4, 4)], [(7, 5), (3, 2), (1, 1)],
@@ -376,6 +384,27 @@ FAMILIES = {
     # The saved weights (--grad-save-statistics): the forward in primitive
     # form returns the softmax over positions; four products.
     "external_saved_grad": (gradient(external), ATTENTION_DIMS, []),
+    # Mixed precision with saved statistics: bf16 operands and an f32
+    # result (the forward computes the op in f32 and saves f32 statistics
+    # and, for softmax attention, its f32 output), or f32 operands and a
+    # bf16 result (softmax attention saves its lse only, linear attention
+    # nothing).
+    "softmax_mixed_saved_grad": (gradient(dot_product(
+        "softmax over keys", " scale 0.125", dtype="bf16", out_dtype="f32")),
+        ATTENTION_DIMS, []),
+    "softmax_rounded_saved_grad": (gradient(dot_product(
+        "softmax over keys", " scale 0.125", out_dtype="bf16")),
+        ATTENTION_DIMS, []),
+    "linear_mixed_saved_grad": (gradient(dot_product(
+        "sum over keys", feature_map=" feature_map elu_plus_one",
+        dtype="bf16", out_dtype="f32")), ATTENTION_DIMS, []),
+    "linear_rounded_saved_grad": (gradient(dot_product(
+        "sum over keys", feature_map=" feature_map elu_plus_one",
+        out_dtype="bf16")), ATTENTION_DIMS, []),
+    "efficient_softmax_mixed_saved_grad": (gradient(efficient(
+        "softmax", dtype="bf16", out_dtype="f32")), ATTENTION_DIMS, []),
+    "external_mixed_saved_grad": (gradient(external_typed(
+        dtype="bf16", out_dtype="f32")), ATTENTION_DIMS, []),
     "matmul": (matmul(False, False), {"n": "queries", "m": "keys", "dv": "features"}, []),
     "matmul_tl": (matmul(True, False), {"n": "queries", "m": "keys", "dv": "features"}, []),
     "matmul_tr": (matmul(False, True), {"n": "queries", "m": "keys", "dv": "features"}, []),
