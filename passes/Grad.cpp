@@ -935,19 +935,32 @@ bool savesOutput(DotProductAttentionOp op) {
   return element.isF32() || element.isF64();
 }
 
-/// Widens (--attn-widen-to-f32) the attn ops of `f`'s body with 16-bit
-/// operands and no 16-bit result (bf16 in, f32 out), as the default
-/// pipeline would before codegen. save-statistics then decides and saves
-/// for them as for f32 ops: their statistics are f32 (design §8), and a
-/// saving op rebuilt from its operands infers the declared f32 result
-/// (from bf16 operands it inferred bf16 results: a function whose return
-/// no longer matched, or a `with_context` refused).
-void widenMixedPrecision(func::FuncOp f) {
-  for (Operation &op : f.getBody().front())
-    if (isa<AttnDialect>(op.getDialect()) &&
-        llvm::any_of(op.getOperandTypes(), isReducedPrecisionTensor) &&
+/// Widens (--attn-widen-to-f32), in `f`'s body, the attn ops with 16-bit
+/// types whose saved values save-statistics then decides and saves as for
+/// f32 ops, in f32 (design §8: statistics are f32), as the default
+/// pipeline would widen them before codegen anyway:
+/// - ops with 16-bit operands and no 16-bit result (bf16 in, f32 out). A
+///   saving op rebuilt from bf16 operands inferred bf16 results (a
+///   function whose return no longer matched, or a `with_context`
+///   refused);
+/// - efficient attention and linear attention (a linear gradient) with a
+///   16-bit result too: what they save is per problem (dk x dv contexts,
+///   dk key statistics), and it spares the gradient a pass over K and V.
+/// Other ops with a 16-bit result keep their rules: softmax attention
+/// saves its f32 lse and not its rounded output, double normalization
+/// nothing (their saved values are per row).
+void widenForSavedStatistics(func::FuncOp f) {
+  for (Operation &op : f.getBody().front()) {
+    if (!isa<AttnDialect>(op.getDialect()) ||
+        reducedPrecisionBlocker(&op).empty())
+      continue;
+    auto attention = dyn_cast<DotProductAttentionOp>(op);
+    bool perProblem = isa<EfficientAttentionOp>(op) ||
+                      (attention && hasLinearGradient(attention));
+    if (perProblem ||
         llvm::none_of(op.getResultTypes(), isReducedPrecisionTensor))
       widenToF32(&op);
+  }
 }
 
 /// `op` rebuilt with the unit attribute `flag`, which adds a result (the
@@ -1033,8 +1046,8 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
   SmallVector<Operation *> savingOps, cloneOps;
   llvm::SmallPtrSet<Operation *, 4> keptEfficient;
   if (saveStatistics) {
-    widenMixedPrecision(f);
-    widenMixedPrecision(grad);
+    widenForSavedStatistics(f);
+    widenForSavedStatistics(grad);
     savingOps = opsWithSavedValues(f, noGrad);
     cloneOps = opsWithSavedValues(grad, noGrad);
     // Double-normalized attention in primitive form, in f and in the clone;

@@ -388,7 +388,7 @@ FAMILIES = {
     # result (the forward computes the op in f32 and saves f32 statistics
     # and, for softmax attention, its f32 output), or f32 operands and a
     # bf16 result (softmax attention saves its lse only, linear attention
-    # nothing).
+    # is computed in f32 and saves its f32 context and key sums).
     "softmax_mixed_saved_grad": (gradient(dot_product(
         "softmax over keys", " scale 0.125", dtype="bf16", out_dtype="f32")),
         ATTENTION_DIMS, []),
@@ -403,6 +403,13 @@ FAMILIES = {
         out_dtype="bf16")), ATTENTION_DIMS, []),
     "efficient_softmax_mixed_saved_grad": (gradient(efficient(
         "softmax", dtype="bf16", out_dtype="f32")), ATTENTION_DIMS, []),
+    # bf16 throughout: efficient and linear attention are computed in f32
+    # by the forward, which saves their f32 contexts (per problem).
+    "efficient_softmax_bf16_saved_grad": (gradient(efficient(
+        "softmax", dtype="bf16")), ATTENTION_DIMS, []),
+    "linear_bf16_saved_grad": (gradient(dot_product(
+        "sum over keys", feature_map=" feature_map elu_plus_one",
+        dtype="bf16")), ATTENTION_DIMS, []),
     "external_mixed_saved_grad": (gradient(external_typed(
         dtype="bf16", out_dtype="f32")), ATTENTION_DIMS, []),
     "matmul": (matmul(False, False), {"n": "queries", "m": "keys", "dv": "features"}, []),

@@ -22,8 +22,9 @@ func.func @linear(%q: tensor<2x300x16xbf16>, %k: tensor<2x300x16xbf16>, %v: tens
   return %o : tensor<2x300x24xf32>
 }
 
-// f32 operands, a bf16 result (rounded once): softmax attention saves its
-// f32 lse and not the rounded output; linear attention saves nothing.
+// A bf16 result (rounded once): softmax attention saves its f32 lse and
+// not the rounded output; efficient and linear attention are computed in
+// f32 and save their f32 contexts (per problem, dk x dv).
 func.func @sdpa_rounded(%q: tensor<2x100x16xf32>, %k: tensor<2x120x16xf32>, %v: tensor<2x120x24xf32>) -> tensor<2x100x24xbf16> {
   %o = attn.dot_product %q, %k, %v norm [softmax over keys] scale 0.25 : tensor<2x100x16xf32>, tensor<2x120x16xf32>, tensor<2x120x24xf32> -> tensor<2x100x24xbf16>
   return %o : tensor<2x100x24xbf16>
@@ -31,5 +32,15 @@ func.func @sdpa_rounded(%q: tensor<2x100x16xf32>, %k: tensor<2x120x16xf32>, %v: 
 
 func.func @linear_rounded(%q: tensor<2x300x16xf32>, %k: tensor<2x300x16xf32>, %v: tensor<2x300x24xf32>) -> tensor<2x300x24xbf16> {
   %o = attn.dot_product %q, %k, %v norm [sum over keys] feature_map elu_plus_one : tensor<2x300x16xf32>, tensor<2x300x16xf32>, tensor<2x300x24xf32> -> tensor<2x300x24xbf16>
+  return %o : tensor<2x300x24xbf16>
+}
+
+func.func @efficient_bf16(%q: tensor<2x300x16xbf16>, %k: tensor<2x300x16xbf16>, %v: tensor<2x300x24xbf16>) -> tensor<2x300x24xbf16> {
+  %o = attn.efficient %q, %k, %v variant softmax : tensor<2x300x16xbf16>, tensor<2x300x16xbf16>, tensor<2x300x24xbf16> -> tensor<2x300x24xbf16>
+  return %o : tensor<2x300x24xbf16>
+}
+
+func.func @linear_bf16(%q: tensor<2x300x16xbf16>, %k: tensor<2x300x16xbf16>, %v: tensor<2x300x24xbf16>) -> tensor<2x300x24xbf16> {
+  %o = attn.dot_product %q, %k, %v norm [sum over keys] feature_map elu_plus_one : tensor<2x300x16xbf16>, tensor<2x300x16xbf16>, tensor<2x300x24xbf16> -> tensor<2x300x24xbf16>
   return %o : tensor<2x300x24xbf16>
 }
