@@ -134,3 +134,25 @@ func.func @rounded(%q: tensor<2x10x8xf32>, %k: tensor<2x12x8xf32>, %v: tensor<2x
       : tensor<2x10x8xf32>, tensor<2x12x8xf32>, tensor<2x12x4xf32> -> tensor<2x10x4xbf16>
   return %o : tensor<2x10x4xbf16>
 }
+
+// -----
+
+// Two bf16 ops on the same arguments, widened at different times (the
+// efficient one and the mixed one before the saving decisions, the rest
+// with the function): one arith.extf per argument, so each gradient
+// accumulates in f32 and is rounded once (two extf gave two adjoints,
+// each rounded to bf16 and added in bf16).
+// CHECK-LABEL: func.func @shared_arguments_grad(
+// CHECK: arith.extf %arg2
+// CHECK: arith.extf %arg1
+// CHECK: arith.extf %arg0
+// CHECK-NOT: arith.extf %arg{{[012]}}
+// CHECK-NOT: attn.add {{.*}}bf16
+// CHECK-COUNT-3: arith.truncf
+// CHECK-NEXT: return
+func.func @shared_arguments(%q: tensor<2x30x16xbf16>, %k: tensor<2x30x16xbf16>, %v: tensor<2x30x24xbf16>) -> (tensor<2x30x24xbf16>, tensor<2x30x24xf32>, tensor<2x30x24xbf16>) {
+  %o = attn.efficient %q, %k, %v variant softmax : tensor<2x30x16xbf16>, tensor<2x30x16xbf16>, tensor<2x30x24xbf16> -> tensor<2x30x24xbf16>
+  %p = attn.dot_product %q, %k, %v norm [softmax over keys] scale 0.25 : tensor<2x30x16xbf16>, tensor<2x30x16xbf16>, tensor<2x30x24xbf16> -> tensor<2x30x24xf32>
+  %r = attn.external %q, %k, %v : tensor<2x30x16xbf16>, tensor<2x30x16xbf16>, tensor<2x30x24xbf16> -> tensor<2x30x24xbf16>
+  return %o, %p, %r : tensor<2x30x24xbf16>, tensor<2x30x24xf32>, tensor<2x30x24xbf16>
+}
