@@ -131,6 +131,27 @@ def check_saving_op(spec, expected):
 check_saving_op(EFFICIENT, expected)
 print("save_statistics, efficient attention: ok")
 
+# save_statistics with bf16 efficient attention: the forward computes in
+# f32 and saves an f32 context and key lse; the gradients, rounded to bf16
+# once, are within bf16's unit roundoff 2^-8 (of the largest entry; f32
+# arithmetic adds about 1e-6) of float64 autograd's on the same bf16
+# values.
+EFFICIENT_BF16 = EFFICIENT.replace("f64", "bf16")
+kernel = attn.compile(EFFICIENT_BF16, save_statistics=True)
+assert [t.dtype for t in kernel(*[a.bfloat16() for a in args])] == [
+    torch.bfloat16, torch.float32, torch.float32]
+halves = [a.detach().bfloat16().requires_grad_() for a in args]
+out = attn.torch_op(EFFICIENT_BF16, save_statistics=True)(*halves)
+half_cotangent = cotangent.bfloat16()
+wide = [a.detach().double().requires_grad_() for a in halves]
+for name, g, e in zip(
+        "qkv", torch.autograd.grad(out, halves, half_cotangent),
+        torch.autograd.grad(efficient_attention(*wide), wide,
+                            half_cotangent.double())):
+    error = float((g.double() - e).abs().max() / e.abs().max())
+    assert g.dtype == torch.bfloat16 and error <= 2**-8 + 1e-5, (name, error)
+print("save_statistics, bf16 efficient attention: ok")
+
 # save_statistics with linear attention: the forward is the linear form and
 # also returns its context phi(K)^T V and key sums phi(K)^T 1, which the
 # gradient kernel takes instead of recomputing them.
