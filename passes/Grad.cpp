@@ -201,12 +201,11 @@ public:
 
   Value adjointOf(Value value) const { return adjoints.lookup(value); }
 
-  /// The saved row log-sum-exp (and output, if saved) that `op`'s
-  /// attn.attention_grad takes (save-statistics).
+  /// The saved row log-sum-exp and output that `op`'s attn.attention_grad
+  /// takes (save-statistics).
   void saveStatistics(Operation *op, Value lse, Value output) {
     savedLse[op] = lse;
-    if (output)
-      savedOutput[op] = output;
+    savedOutput[op] = output;
   }
 
   /// The saved normalized context and key log-sum-exp that the gradient of
@@ -829,15 +828,13 @@ bool savesContext(EfficientAttentionOp op) {
 
 /// Whether save-statistics saves the context phi(K)^T V (and key sums
 /// phi(K)^T 1) of linear attention `op`: non-causal, no mask, no count
-/// step, f32 or f64 operands and result, static sizes, no broadcast batch,
-/// and where --attn-reassociate rewrites it to phi(Q) (phi(K)^T V) (fewer
-/// MACs than the quadratic form, by the formulas the pass's costs follow).
-/// @f then
+/// step, f32 or f64, static sizes, no broadcast batch, and where
+/// --attn-reassociate rewrites it to phi(Q) (phi(K)^T V) (fewer MACs than
+/// the quadratic form, by the formulas the pass's costs follow). @f then
 /// computes it in that form, which has the context, instead of
 /// recomputing the context in @f_grad.
 bool savesLinearContext(DotProductAttentionOp op) {
-  if (!hasLinearGradient(op) || op.getLse() ||
-      !reducedPrecisionBlocker(op).empty())
+  if (!hasLinearGradient(op) || op.getLse())
     return false;
   bool rowSums = false;
   for (Attribute attr : op.getNorm()) {
@@ -927,42 +924,6 @@ SmallVector<Operation *> opsWithSavedValues(func::FuncOp f,
   return ops;
 }
 
-/// Whether save-statistics also saves `op`'s output O (D = rowsum(dO O)
-/// in the backward instead of a second pass): for f32 and f64 attention. A
-/// 16-bit O is rounded, and D must come from the unrounded one (design §8).
-bool savesOutput(DotProductAttentionOp op) {
-  Type element = op.getResult().getType().getElementType();
-  return element.isF32() || element.isF64();
-}
-
-/// Widens (--attn-widen-to-f32), in `f`'s body, the attn ops with 16-bit
-/// types whose saved values save-statistics then decides and saves as for
-/// f32 ops, in f32 (design §8: statistics are f32), as the default
-/// pipeline would widen them before codegen anyway:
-/// - ops with 16-bit operands and no 16-bit result (bf16 in, f32 out). A
-///   saving op rebuilt from bf16 operands inferred bf16 results (a
-///   function whose return no longer matched, or a `with_context`
-///   refused);
-/// - efficient attention and linear attention (a linear gradient) with a
-///   16-bit result too: what they save is per problem (dk x dv contexts,
-///   dk key statistics), and it spares the gradient a pass over K and V.
-/// Other ops with a 16-bit result keep their rules: softmax attention
-/// saves its f32 lse and not its rounded output, double normalization
-/// nothing (their saved values are per row).
-void widenForSavedStatistics(func::FuncOp f) {
-  for (Operation &op : f.getBody().front()) {
-    if (!isa<AttnDialect>(op.getDialect()) ||
-        reducedPrecisionBlocker(&op).empty())
-      continue;
-    auto attention = dyn_cast<DotProductAttentionOp>(op);
-    bool perProblem = isa<EfficientAttentionOp>(op) ||
-                      (attention && hasLinearGradient(attention));
-    if (perProblem ||
-        llvm::none_of(op.getResultTypes(), isReducedPrecisionTensor))
-      widenToF32(&op);
-  }
-}
-
 /// `op` rebuilt with the unit attribute `flag`, which adds a result (the
 /// result types are inferred), its first result's uses moved to the new op.
 template <typename OpTy>
@@ -971,9 +932,6 @@ OpTy withResultFlag(OpTy op, StringAttr flag) {
   SmallVector<NamedAttribute> attrs(op->getAttrs());
   attrs.push_back(b.getNamedAttr(flag, b.getUnitAttr()));
   auto saving = OpTy::create(b, op.getLoc(), op->getOperands(), attrs);
-  // The declared result type, not the inferred one: f32 operands may
-  // declare a bf16 or f16 result (rounded once).
-  saving.getResult().setType(op.getResult().getType());
   op.getResult().replaceAllUsesWith(saving.getResult());
   op.erase();
   return saving;
@@ -1046,8 +1004,13 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
   SmallVector<Operation *> savingOps, cloneOps;
   llvm::SmallPtrSet<Operation *, 4> keptEfficient;
   if (saveStatistics) {
-    widenForSavedStatistics(f);
-    widenForSavedStatistics(grad);
+    // bf16 and f16 ops compute in f32 in @f too (as the default pipeline
+    // makes them before codegen anyway), so they save what f32 ops save,
+    // in f32 (design §8: statistics are f32; an output saved for D is the
+    // unrounded one). Rebuilt from bf16 operands, a saving op inferred bf16
+    // results (a return that no longer matched, a refused `with_context`).
+    widenToF32(f);
+    widenToF32(grad);
     savingOps = opsWithSavedValues(f, noGrad);
     cloneOps = opsWithSavedValues(grad, noGrad);
     // Double-normalized attention in primitive form, in f and in the clone;
@@ -1110,7 +1073,7 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
     differentiator.accumulate(result, cotangent);
   }
   // The saved statistics follow the cotangents (the ABI, docs/training.md):
-  // per op its lse, then its output if it is saved too; or its context,
+  // per op its lse, then its output; or its context,
   // then a linear attention's key sums; or its weights. Each is marked with
   // its kind, "lse", "output", "context", "key_sums" or "weights" (tools
   // name them so).
@@ -1154,9 +1117,10 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
     }
     auto saving = cast<DotProductAttentionOp>(savingOp);
     Value lse = addSaved(saving.getLse(), "lse");
-    Value output =
-        savesOutput(saving) ? addSaved(saving.getResult(), "output") : Value();
-    differentiator.saveStatistics(op, lse, output);
+    // And O (D = rowsum(dO O) in the backward instead of a second pass),
+    // unrounded (the op is f32 or f64 here, design §8).
+    differentiator.saveStatistics(op, lse,
+                                  addSaved(saving.getResult(), "output"));
   }
   SmallVector<Operation *> forward;
   for (Operation &op : body.without_terminator())

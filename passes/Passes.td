@@ -233,8 +233,8 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
     f64 operands; the attention's result shape without its last dim). @f_grad
     takes them as arguments after the cotangents, in the same order, and
     passes each to its `attn.attention_grad` as `lse`, so the backward does
-    not recompute the row max and exp sum. After the lse of an f32 or f64
-    op comes its output O, which its `attn.attention_grad` takes as
+    not recompute the row max and exp sum. After the lse of an op comes its
+    output O, which its `attn.attention_grad` takes as
     `output` (D = rowsum(dO O), and the one-pass backward). The extra
     results of @f and arguments of @f_grad carry the attribute
     `attn.saved_statistics = "lse"` or `"output"`. Each `attn.efficient`
@@ -252,7 +252,9 @@ def AttnGradPass : Pass<"attn-grad", "mlir::ModuleOp"> {
     (`"context"`) and, with a `sum` step, its key sums phi(K)^T 1 as a row
     (..., 1, dk) (`"key_sums"`), both unscaled: @f_grad multiplies with
     them rather than recomputing them, one product over the keys fewer.
-    The saved values come in the order of their ops in @f's body.
+    The saved values come in the order of their ops in @f's body. bf16
+    and f16 ops are first computed in f32 in @f too (--attn-widen-to-f32's
+    rewrite), so they save the same values, in f32: O unrounded.
   }];
   let options = [
     ListOption<"funcs", "funcs", "std::string",

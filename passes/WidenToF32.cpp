@@ -42,33 +42,25 @@ public:
   }
 
 private:
-  /// `value` as f32 for `user`: one arith.extf per value, shared with an
-  /// earlier widening's (--attn-grad widens some ops of a function before
-  /// the rest), so that the gradient of an argument accumulates in f32 and
-  /// is rounded once.
-  Value widened(Value value, Operation *user) {
+  Value widened(Value value) {
     auto [it, inserted] = cache.try_emplace(value);
     if (!inserted)
       return it->second;
-    Type wide = widenedType(value.getType());
-    for (Operation *other : value.getUsers())
-      if (auto ext = dyn_cast<arith::ExtFOp>(other);
-          ext && ext.getType() == wide && ext->getBlock() == user->getBlock() &&
-          ext->isBeforeInBlock(user))
-        return it->second = ext;
     OpBuilder b(value.getContext());
     if (Operation *def = value.getDefiningOp())
       b.setInsertionPointAfter(def);
     else
       b.setInsertionPointToStart(cast<BlockArgument>(value).getOwner());
-    it->second = arith::ExtFOp::create(b, value.getLoc(), wide, value);
+    it->second =
+        arith::ExtFOp::create(b, value.getLoc(), widenedType(value.getType()),
+                              value);
     return it->second;
   }
 
   void widen(Operation *op) {
     for (OpOperand &operand : op->getOpOperands())
       if (isReducedPrecisionTensor(operand.get().getType()))
-        operand.set(widened(operand.get(), op));
+        operand.set(widened(operand.get()));
     OpBuilder b(op->getContext());
     b.setInsertionPointAfter(op);
     for (OpResult result : op->getResults()) {

@@ -123,13 +123,13 @@ def compile(spec, func="", *, target="host", aot=False, grad=False,
         arguments not marked {attn.no_grad}.
     save_statistics: as --attn-grad=save-statistics=1 (docs/training.md,
         "Saved statistics"): @func also returns the row log-sum-exp of each
-        softmax attention whose gradient is fused and, for f32 and f64, its
+        softmax attention whose gradient is fused and its unrounded
         output, the normalized context of each softmax attn.efficient, and
         the context and key sums of each linear attention computed in
         linear form and the weights of each double-normalized attention
-        (EANet), after its own results (Kernel.saved_statistics counts them), and
-        with grad=True
-        @func_grad takes them after the cotangents.
+        (EANet), after its own results (Kernel.saved_statistics counts
+        them; f32 for bf16 and f16 ops), and with grad=True @func_grad
+        takes them after the cotangents.
     pipeline / default_pipeline: as attn-run's --pass-pipeline and
         --no-default-pipeline.
     tuning_cache, autoscheduler: as attn-run's flags of those names.

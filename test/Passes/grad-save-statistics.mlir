@@ -68,17 +68,19 @@ func.func @padded(%q: tensor<2x16x8xf32>, %k: tensor<2x16x8xf32>, %v: tensor<2x1
 
 // -----
 
-// bf16 storage: the lse is f32 (softmax statistics are f32, design §8)
-// and the rounded bf16 output is not saved (D must come from the
-// unrounded one); f64 operands give an f64 lse and their output is saved;
-// dynamic rows stay dynamic. Two saved ops, in order.
+// bf16 storage: @f computes the op in f32 and rounds its result once; the
+// lse and the unrounded output are saved in f32 (statistics are f32, and
+// D must come from the unrounded output, design §8); f64 operands give an
+// f64 lse and output; dynamic rows stay dynamic. Two saved ops, in order.
 // CHECK-LABEL: func.func @precisions(
-// CHECK-SAME: -> (tensor<?x4xbf16>, tensor<7x4xf64>, tensor<?xf32> {attn.saved_statistics = "lse"}, tensor<7xf64> {attn.saved_statistics = "lse"}, tensor<7x4xf64> {attn.saved_statistics = "output"})
+// CHECK-SAME: -> (tensor<?x4xbf16>, tensor<7x4xf64>, tensor<?xf32> {attn.saved_statistics = "lse"}, tensor<?x4xf32> {attn.saved_statistics = "output"}, tensor<7xf64> {attn.saved_statistics = "lse"}, tensor<7x4xf64> {attn.saved_statistics = "output"})
+// CHECK: %[[O:.*]], %{{.*}} = attn.dot_product {{.*}} with_lse : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x4xf32> -> tensor<?x4xf32>, tensor<?xf32>
+// CHECK: arith.truncf %[[O]] : tensor<?x4xf32> to tensor<?x4xbf16>
 // CHECK-LABEL: func.func @precisions_grad(
-// CHECK-SAME: %arg6: tensor<?xf32> {attn.saved_statistics = "lse"}, %arg7: tensor<7xf64> {attn.saved_statistics = "lse"}, %arg8: tensor<7x4xf64> {attn.saved_statistics = "output"})
+// CHECK-SAME: %arg6: tensor<?xf32> {attn.saved_statistics = "lse"}, %arg7: tensor<?x4xf32> {attn.saved_statistics = "output"}, %arg8: tensor<7xf64> {attn.saved_statistics = "lse"}, %arg9: tensor<7x4xf64> {attn.saved_statistics = "output"})
 // The adjoints run in reverse order: the second op's gradient first.
-// CHECK: attn.attention_grad {{.*}} lse %arg7 output %arg8 {{.*}}tensor<7xf64>, tensor<7x4xf64> ->
-// CHECK: attn.attention_grad {{.*}} lse %arg6 : {{.*}}tensor<?xf32> ->
+// CHECK: attn.attention_grad {{.*}} lse %arg8 output %arg9 {{.*}}tensor<7xf64>, tensor<7x4xf64> ->
+// CHECK: attn.attention_grad {{.*}} lse %arg6 output %arg7 {{.*}}tensor<?xf32>, tensor<?x4xf32> ->
 func.func @precisions(%q: tensor<?x8xbf16>, %k: tensor<?x8xbf16>, %v: tensor<?x4xbf16>, %x: tensor<7x4xf64>)
     -> (tensor<?x4xbf16>, tensor<7x4xf64>) {
   %o = attn.dot_product %q, %k, %v norm [softmax over keys]
@@ -123,12 +125,12 @@ func.func @mixed(%q: tensor<2x10x8xbf16>, %k: tensor<2x12x8xbf16>, %v: tensor<2x
 
 // -----
 
-// f32 operands, a bf16 result: the op keeps its declared result when it
-// gets `with_lse` (it inferred f32: a return that no longer matched), and
-// the rounded output is not saved.
+// f32 operands, a bf16 result: computed in f32 by @f and rounded once (with
+// the op's own bf16 result, `with_lse` inferred f32: a return that no
+// longer matched); the unrounded output is saved.
 // CHECK-LABEL: func.func @rounded(
-// CHECK-SAME: -> (tensor<2x10x4xbf16>, tensor<2x10xf32> {attn.saved_statistics = "lse"}) {
-// CHECK: attn.dot_product {{.*}} with_lse : tensor<2x10x8xf32>, tensor<2x12x8xf32>, tensor<2x12x4xf32> -> tensor<2x10x4xbf16>, tensor<2x10xf32>
+// CHECK-SAME: -> (tensor<2x10x4xbf16>, tensor<2x10xf32> {attn.saved_statistics = "lse"}, tensor<2x10x4xf32> {attn.saved_statistics = "output"}) {
+// CHECK: attn.dot_product {{.*}} with_lse : tensor<2x10x8xf32>, tensor<2x12x8xf32>, tensor<2x12x4xf32> -> tensor<2x10x4xf32>, tensor<2x10xf32>
 func.func @rounded(%q: tensor<2x10x8xf32>, %k: tensor<2x12x8xf32>, %v: tensor<2x12x4xf32>) -> tensor<2x10x4xbf16> {
   %o = attn.dot_product %q, %k, %v norm [softmax over keys] scale 0.25
       : tensor<2x10x8xf32>, tensor<2x12x8xf32>, tensor<2x12x4xf32> -> tensor<2x10x4xbf16>

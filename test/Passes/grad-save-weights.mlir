@@ -60,18 +60,29 @@ func.func @heads(%q: tensor<2x12x8xf32>, %k: tensor<2x10x8xf32>, %v: tensor<2x10
 // -----
 
 // Not saved (recomputed as without the option): a first step that is not
-// a softmax (its backward needs its input, the scores), and bf16.
+// a softmax (its backward needs its input, the scores).
 // CHECK-LABEL: func.func @not_saved(
-// CHECK-SAME: -> (tensor<16x8xf32>, tensor<16x8xbf16>) {
+// CHECK-SAME: -> tensor<16x8xf32> {
 // CHECK: attn.dot_product
-// CHECK: attn.external
 // CHECK-LABEL: func.func @not_saved_grad(
 // CHECK-NOT: attn.saved_statistics
 // CHECK: return
-func.func @not_saved(%x: tensor<16x8xf32>, %h: tensor<16x8xbf16>, %hk: tensor<4x8xbf16>) -> (tensor<16x8xf32>, tensor<16x8xbf16>) {
+func.func @not_saved(%x: tensor<16x8xf32>) -> tensor<16x8xf32> {
   %s = attn.dot_product %x, %x, %x norm [sum over queries, softmax over keys] : tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32> -> tensor<16x8xf32>
-  %b = attn.external %h, %hk, %hk : tensor<16x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16> -> tensor<16x8xbf16>
-  return %s, %b : tensor<16x8xf32>, tensor<16x8xbf16>
+  return %s : tensor<16x8xf32>
+}
+
+// -----
+
+// bf16 throughout: computed in f32 by @f (its result rounded once), which
+// saves f32 weights.
+// CHECK-LABEL: func.func @bf16(
+// CHECK-SAME: -> (tensor<16x8xbf16>, tensor<16x4xf32> {attn.saved_statistics = "weights"}) {
+// CHECK-LABEL: func.func @bf16_grad(
+// CHECK-SAME: %{{.*}}: tensor<16x4xf32> {attn.saved_statistics = "weights"}) -> (tensor<16x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>)
+func.func @bf16(%h: tensor<16x8xbf16>, %hk: tensor<4x8xbf16>, %hv: tensor<4x8xbf16>) -> tensor<16x8xbf16> {
+  %b = attn.external %h, %hk, %hv : tensor<16x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16> -> tensor<16x8xbf16>
+  return %b : tensor<16x8xbf16>
 }
 
 // -----

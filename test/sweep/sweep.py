@@ -385,10 +385,9 @@ FAMILIES = {
     # form returns the softmax over positions; four products.
     "external_saved_grad": (gradient(external), ATTENTION_DIMS, []),
     # Mixed precision with saved statistics: bf16 operands and an f32
-    # result (the forward computes the op in f32 and saves f32 statistics
-    # and, for softmax attention, its f32 output), or f32 operands and a
-    # bf16 result (softmax attention saves its lse only, linear attention
-    # is computed in f32 and saves its f32 context and key sums).
+    # result, or f32 operands and a bf16 result; the forward computes the op
+    # in f32 and saves what an f32 op saves, in f32 (softmax attention's
+    # output unrounded).
     "softmax_mixed_saved_grad": (gradient(dot_product(
         "softmax over keys", " scale 0.125", dtype="bf16", out_dtype="f32")),
         ATTENTION_DIMS, []),
@@ -403,8 +402,10 @@ FAMILIES = {
         out_dtype="bf16")), ATTENTION_DIMS, []),
     "efficient_softmax_mixed_saved_grad": (gradient(efficient(
         "softmax", dtype="bf16", out_dtype="f32")), ATTENTION_DIMS, []),
-    # bf16 throughout: efficient and linear attention are computed in f32
-    # by the forward, which saves their f32 contexts (per problem).
+    # bf16 throughout: the same, the result rounded once.
+    "softmax_bf16_saved_grad": (gradient(dot_product(
+        "softmax over keys", " scale 0.125", dtype="bf16")),
+        ATTENTION_DIMS, []),
     "efficient_softmax_bf16_saved_grad": (gradient(efficient(
         "softmax", dtype="bf16")), ATTENTION_DIMS, []),
     "linear_bf16_saved_grad": (gradient(dot_product(

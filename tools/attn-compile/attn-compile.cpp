@@ -164,8 +164,8 @@ static cl::opt<bool> gradSaveStatistics(
     "grad-save-statistics",
     cl::desc("With --grad: --attn-grad=save-statistics=1. f also returns "
              "(after its results) the row log-sum-exp of each softmax "
-             "attention whose gradient is attn.attention_grad (and, for "
-             "f32 and f64, its output), the normalized context and key "
+             "attention whose gradient is attn.attention_grad (and its "
+             "unrounded output), the normalized context and key "
              "log-sum-exp of each softmax attn.efficient, the context and "
              "key sums of each "
              "linear attention computed in linear form and the weights of "

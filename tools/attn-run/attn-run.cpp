@@ -177,7 +177,7 @@ static cl::opt<bool> gradSaveStatistics(
     "grad-save-statistics",
     cl::desc("With --grad: differentiate with --attn-grad=save-statistics=1, "
              "so @f also returns the row log-sum-exp of its softmax "
-             "attention (and, for f32 and f64, its output), the "
+             "attention (and its unrounded output), the "
              "normalized context and key log-sum-exp of its softmax "
              "attn.efficient, the "
              "context and key sums of its linear attention in linear form "

@@ -1,4 +1,4 @@
-// Mixed precision (bf16 operands, an f32 result) with saved statistics
+// Mixed and reduced precision with saved statistics
 // (--attn-grad=save-statistics=1): @f computes each op in f32 and saves f32
 // statistics, as for f32 operands: saved-mixed-precision.test.
 
@@ -22,9 +22,8 @@ func.func @linear(%q: tensor<2x300x16xbf16>, %k: tensor<2x300x16xbf16>, %v: tens
   return %o : tensor<2x300x24xf32>
 }
 
-// A bf16 result (rounded once): softmax attention saves its f32 lse and
-// not the rounded output; efficient and linear attention are computed in
-// f32 and save their f32 contexts (per problem, dk x dv).
+// A bf16 result (rounded once): computed in f32, each op saves what an f32
+// op saves, in f32 (softmax attention's output unrounded).
 func.func @sdpa_rounded(%q: tensor<2x100x16xf32>, %k: tensor<2x120x16xf32>, %v: tensor<2x120x24xf32>) -> tensor<2x100x24xbf16> {
   %o = attn.dot_product %q, %k, %v norm [softmax over keys] scale 0.25 : tensor<2x100x16xf32>, tensor<2x120x16xf32>, tensor<2x120x24xf32> -> tensor<2x100x24xbf16>
   return %o : tensor<2x100x24xbf16>
