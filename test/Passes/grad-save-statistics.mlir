@@ -125,9 +125,10 @@ func.func @mixed(%q: tensor<2x10x8xbf16>, %k: tensor<2x12x8xbf16>, %v: tensor<2x
 
 // -----
 
-// f32 operands, a bf16 result: computed in f32 by @f and rounded once (with
-// the op's own bf16 result, `with_lse` inferred f32: a return that no
-// longer matched); the unrounded output is saved.
+// f32 operands, a bf16 result: computed in f32 by @f, its result rounded
+// once, and the unrounded output saved. (Rebuilt with `with_lse` from its
+// f32 operands, the bf16 op inferred an f32 result: a return that no
+// longer matched.)
 // CHECK-LABEL: func.func @rounded(
 // CHECK-SAME: -> (tensor<2x10x4xbf16>, tensor<2x10xf32> {attn.saved_statistics = "lse"}, tensor<2x10x4xf32> {attn.saved_statistics = "output"}) {
 // CHECK: attn.dot_product {{.*}} with_lse : tensor<2x10x8xf32>, tensor<2x12x8xf32>, tensor<2x12x4xf32> -> tensor<2x10x4xf32>, tensor<2x10xf32>
@@ -139,11 +140,10 @@ func.func @rounded(%q: tensor<2x10x8xf32>, %k: tensor<2x12x8xf32>, %v: tensor<2x
 
 // -----
 
-// Two bf16 ops on the same arguments, widened at different times (the
-// efficient one and the mixed one before the saving decisions, the rest
-// with the function): one arith.extf per argument, so each gradient
-// accumulates in f32 and is rounded once (two extf gave two adjoints,
-// each rounded to bf16 and added in bf16).
+// Three bf16 ops on the same arguments: one arith.extf per argument (the
+// whole of @f and @f_grad is widened at once), so each gradient
+// accumulates in f32 and is rounded once. Widening op by op gave two
+// extf of an argument: two adjoints, each rounded to bf16, added in bf16.
 // CHECK-LABEL: func.func @shared_arguments_grad(
 // CHECK: arith.extf %arg2
 // CHECK: arith.extf %arg1
