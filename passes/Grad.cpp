@@ -997,6 +997,9 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
   grad.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
   grad->setAttr(kGradientOf, FlatSymbolRefAttr::get(f.getSymNameAttr()));
   symbols.insert(grad, std::next(Block::iterator(f)));
+  // bf16 and f16 ops compute in f32 (the adjoints too); the arith.extf and
+  // arith.truncf at the boundaries round the gradients to their types.
+  widenToF32(grad);
 
   // save-statistics: the clone's ops that take saved values, paired in
   // order with f's (the clone is f's copy, so both lists match), take the
@@ -1010,7 +1013,6 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
     // unrounded one). Rebuilt from bf16 operands, a saving op inferred bf16
     // results (a return that no longer matched, a refused `with_context`).
     widenToF32(f);
-    widenToF32(grad);
     savingOps = opsWithSavedValues(f, noGrad);
     cloneOps = opsWithSavedValues(grad, noGrad);
     // Double-normalized attention in primitive form, in f and in the clone;
@@ -1043,9 +1045,6 @@ LogicalResult buildGradient(func::FuncOp f, SymbolTable &symbols,
     if (!llvm::is_contained(cloneOps, op.getOperation()))
       dropUnusedLse(op);
 
-  // bf16 and f16 ops compute in f32 (the adjoints too); the arith.extf and
-  // arith.truncf at the boundaries round the gradients to their types.
-  widenToF32(grad);
   // Causal linear attention first becomes its chunked form (whose inner
   // causal attention the next walk lowers).
   RewritePatternSet chunking(context);
