@@ -926,13 +926,19 @@ SmallVector<Operation *> opsWithSavedValues(func::FuncOp f,
 
 /// `op` rebuilt with the unit attribute `flag`, which adds a result (the
 /// result types are inferred), its first result's uses moved to the new op.
+/// A result declared less static than inferred (`tensor<?x48xf32>`) keeps
+/// its declared type for those uses through a cast.
 template <typename OpTy>
 OpTy withResultFlag(OpTy op, StringAttr flag) {
   OpBuilder b(op);
   SmallVector<NamedAttribute> attrs(op->getAttrs());
   attrs.push_back(b.getNamedAttr(flag, b.getUnitAttr()));
   auto saving = OpTy::create(b, op.getLoc(), op->getOperands(), attrs);
-  op.getResult().replaceAllUsesWith(saving.getResult());
+  Value result = saving.getResult();
+  if (result.getType() != op.getResult().getType())
+    result = tensor::CastOp::create(b, op.getLoc(), op.getResult().getType(),
+                                    result);
+  op.getResult().replaceAllUsesWith(result);
   op.erase();
   return saving;
 }

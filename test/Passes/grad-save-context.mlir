@@ -142,3 +142,19 @@ func.func @mixed(%q: tensor<24x8xbf16>, %k: tensor<30x8xbf16>, %v: tensor<30x12x
   %o = attn.efficient %q, %k, %v variant softmax : tensor<24x8xbf16>, tensor<30x8xbf16>, tensor<30x12xbf16> -> tensor<24x12xf32>
   return %o : tensor<24x12xf32>
 }
+
+// -----
+
+// A result declared less static than the op infers: rebuilt with
+// `with_context`, the op infers (24, 12), and a cast keeps the declared
+// (?, 12) for @f's return (it went to the return uncast: a type mismatch).
+// CHECK-LABEL: func.func @declared_dynamic(
+// CHECK-SAME: -> (tensor<?x12xf32>, tensor<8x12xf32> {attn.saved_statistics = "context"}, tensor<1x8xf32> {attn.saved_statistics = "key_lse"})
+// CHECK: %[[O:[a-z0-9_]+]], %{{.+}}:2 = attn.efficient {{.*}} with_context : {{.*}} -> tensor<24x12xf32>, tensor<8x12xf32>, tensor<1x8xf32>
+// CHECK: tensor.cast %[[O]] : tensor<24x12xf32> to tensor<?x12xf32>
+// CHECK-LABEL: func.func @declared_dynamic_grad(
+// CHECK: attn.softmax_from_lse
+func.func @declared_dynamic(%q: tensor<24x8xf32>, %k: tensor<30x8xf32>, %v: tensor<30x12xf32>) -> tensor<?x12xf32> {
+  %o = attn.efficient %q, %k, %v variant softmax : tensor<24x8xf32>, tensor<30x8xf32>, tensor<30x12xf32> -> tensor<?x12xf32>
+  return %o : tensor<?x12xf32>
+}

@@ -158,3 +158,23 @@ func.func @shared_arguments(%q: tensor<2x30x16xbf16>, %k: tensor<2x30x16xbf16>, 
   %r = attn.external %q, %k, %v : tensor<2x30x16xbf16>, tensor<2x30x16xbf16>, tensor<2x30x24xbf16> -> tensor<2x30x24xbf16>
   return %o, %p, %r : tensor<2x30x24xbf16>, tensor<2x30x24xf32>, tensor<2x30x24xbf16>
 }
+
+// -----
+
+// A result declared less static than the op infers (a valid spec): the op
+// rebuilt with `with_lse` infers (7, 48), and a cast keeps the declared
+// (?, 48) for @f's return; the saved output has the inferred type. (The
+// rebuilt op's result went to the return uncast: a type mismatch. Found by
+// the differential fuzzer.)
+// CHECK-LABEL: func.func @declared_dynamic(
+// CHECK-SAME: -> (tensor<?x48xf32>, tensor<7xf32> {attn.saved_statistics = "lse"}, tensor<7x48xf32> {attn.saved_statistics = "output"})
+// CHECK: %[[O:[a-z0-9_]+]], %[[LSE:[a-z0-9_]+]] = attn.dot_product {{.*}} with_lse : {{.*}} -> tensor<7x48xf32>, tensor<7xf32>
+// CHECK: %[[CAST:.+]] = tensor.cast %[[O]] : tensor<7x48xf32> to tensor<?x48xf32>
+// CHECK: return %[[CAST]], %[[LSE]], %[[O]]
+// CHECK-LABEL: func.func @declared_dynamic_grad(
+// CHECK: attn.attention_grad {{.*}} lse %arg4 output %arg5 scale 1.250000e-01 causal
+func.func @declared_dynamic(%q: tensor<7x16xf32>, %k: tensor<31x16xf32>, %v: tensor<31x48xf32>) -> tensor<?x48xf32> {
+  %o = attn.dot_product %q, %k, %v norm [softmax over keys] scale 0.125 causal
+      : tensor<7x16xf32>, tensor<31x16xf32>, tensor<31x48xf32> -> tensor<?x48xf32>
+  return %o : tensor<?x48xf32>
+}

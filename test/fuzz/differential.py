@@ -5,7 +5,8 @@ after the default pipeline, or after the exact rewrites, the lowerings or
 none, now and then with random schedule knobs or for AVX2; where the
 function differentiates, its gradient kernel too (`--grad --check`), and
 for small smooth functions the reference gradient against finite
-differences (`--check-grad`). A finding is a crash, a hang, a result beyond
+differences (`--check-grad`); gradients now and then with saved statistics
+(`--grad-save-statistics`). A finding is a crash, a hang, a result beyond
 the tolerance attn-run uses (1e-4 relative; derived for bf16 and f16), or a
 valid spec that the tools reject.
 """
@@ -97,7 +98,12 @@ class DifferentialFuzzer(harness.Fuzzer):
             forward += ["--target", sweep.NARROW_TARGET]
         runs = [forward]
         if spec.differentiable and rng.random() < 0.7:
-            runs.append(base + ["--grad", "--check"])
+            grad = base + ["--grad", "--check"]
+            # The forward that saves statistics and the gradient that takes
+            # them (docs/training.md) are other IR than the recomputing pair.
+            if rng.random() < 0.5:
+                grad.append("--grad-save-statistics")
+            runs.append(grad)
         if spec.check_grad and rng.random() < 0.3:
             runs.append(base + ["--check-grad"])
         return runs
