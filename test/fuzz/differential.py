@@ -6,7 +6,8 @@ none, now and then with random schedule knobs or for AVX2; where the
 function differentiates, its gradient kernel too (`--grad --check`), and
 for small smooth functions the reference gradient against finite
 differences (`--check-grad`); gradients now and then with saved statistics
-(`--grad-save-statistics`). A finding is a crash, a hang, a result beyond
+(`--grad-save-statistics`), and a tenth of the runs ahead of time
+(`--aot`). A finding is a crash, a hang, a result beyond
 the tolerance attn-run uses (1e-4 relative; derived for bf16 and f16), or a
 valid spec that the tools reject.
 """
@@ -37,6 +38,8 @@ PIPELINES = [
 KNOB_GROUPS = ("gemm", "reduction", "attention", "attentionGrad", "chunkedProduct",
                "elementwise")
 KNOB_VALUES = [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 1024]
+# AOT compiles and links a library per run (seconds): a sample of the runs.
+AOT_SHARE = 0.1
 # A mismatch whose f64 twin is exact is put down to conditioning only while
 # this small; a wrong kernel is usually wrong by far more.
 MAX_PRECISION_ERROR = 1e-2
@@ -96,6 +99,10 @@ class DifferentialFuzzer(harness.Fuzzer):
                 f"{g}.{n}={rng.choice(KNOB_VALUES)}" for g, n in knobs)]
         if self.avx512 and rng.random() < 0.1:
             forward += ["--target", sweep.NARROW_TARGET]
+        # Ahead of time (a static library and header linked as an app would)
+        # now and then: the same kernel behind the AOT calling convention.
+        elif rng.random() < AOT_SHARE:
+            forward.append("--aot")
         runs = [forward]
         if spec.differentiable and rng.random() < 0.7:
             grad = base + ["--grad", "--check"]
@@ -103,6 +110,8 @@ class DifferentialFuzzer(harness.Fuzzer):
             # them (docs/training.md) are other IR than the recomputing pair.
             if rng.random() < 0.5:
                 grad.append("--grad-save-statistics")
+            if rng.random() < AOT_SHARE:
+                grad.append("--aot")
             runs.append(grad)
         if spec.check_grad and rng.random() < 0.3:
             runs.append(base + ["--check-grad"])
