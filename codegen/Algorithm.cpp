@@ -61,6 +61,7 @@ Halide::Pipeline KernelAlgorithm::pipeline() const {
   Halide::Pipeline pipeline(funcs);
   addPrefetchLoweringFix(pipeline);
   addLaneReductionLoweringFix(pipeline);
+  addSmallAllocationFix(pipeline);
   for (const auto &[condition, message] : requirements)
     pipeline.add_requirement(condition, message);
   return pipeline;

@@ -127,7 +127,40 @@ class ReduceLanesByHalves : public IRMutator {
   }
 };
 
+/// Pads constant allocations of one 32-bit word or less (which Halide's
+/// alloca leaves at the element's own alignment) to two words, which it
+/// aligns to the vector; the stores' alignment claims then hold.
+class PadSingleWordAllocations : public IRMutator {
+  using IRMutator::visit;
+
+  /// Bytes Halide allocates as one alloca element (it rounds a stack
+  /// allocation up to 32-bit words).
+  static constexpr int kWordBytes = 4;
+
+  Stmt visit(const Allocate *op) override {
+    Stmt body = mutate(op->body);
+    int32_t elements = op->constant_allocation_size();
+    bool singleWord = elements > 0 && op->type.lanes() == 1 &&
+                      int64_t(elements) * op->type.bytes() <= kWordBytes &&
+                      !op->new_expr.defined();
+    if (!singleWord)
+      return body.same_as(op->body)
+                 ? Stmt(op)
+                 : Allocate::make(op->name, op->type, op->memory_type,
+                                  op->extents, op->condition, body,
+                                  op->new_expr, op->free_function, op->padding);
+    int padded = 2 * kWordBytes / op->type.bytes();
+    return Allocate::make(op->name, op->type, op->memory_type, {Expr(padded)},
+                          op->condition, body, op->new_expr, op->free_function,
+                          op->padding);
+  }
+};
+
 } // namespace
+
+void mlir::attn::codegen::addSmallAllocationFix(Halide::Pipeline &pipeline) {
+  pipeline.add_custom_lowering_pass(new PadSingleWordAllocations);
+}
 
 void mlir::attn::codegen::addPrefetchLoweringFix(Halide::Pipeline &pipeline) {
   pipeline.add_custom_lowering_pass(new FixSplitPrefetch);

@@ -30,6 +30,17 @@ void addPrefetchLoweringFix(Halide::Pipeline &pipeline);
 /// (a tree, so no less accurate).
 void addLaneReductionLoweringFix(Halide::Pipeline &pipeline);
 
+/// Halide 21 gives a stack allocation the native vector alignment unless it
+/// is a single 32-bit word (CodeGen_LLVM::create_alloca_at_entry aligns an
+/// alloca of more than one element only), yet stores into any allocation
+/// as if its base were vector-aligned. A vectorized stage whose buffer holds
+/// one f32 (a transposed copy of K with one key and one feature) stored its
+/// guarded vector with `vmovaps`, which faults at a misaligned address even
+/// with every other lane masked off: attn-run crashed (signal 11). This pass
+/// pads every constant allocation of at most 4 bytes to 8, which the
+/// alloca then aligns.
+void addSmallAllocationFix(Halide::Pipeline &pipeline);
+
 } // namespace mlir::attn::codegen
 
 #endif // ATTN_CODEGEN_LOWERINGFIXES_H
