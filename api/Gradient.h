@@ -72,8 +72,10 @@ constexpr double kGradientCheckTolerance = 1e-6;
 ///   check-grad: @f d<name> max rel err = X (N [of M] elements)
 /// with rel err = max |fd - grad| / max |grad|, where max |grad| is at least
 /// 1e-9 times the largest gradient entry of any argument (an argument
-/// behind a saturated softmax gets only rounding-sized gradient). Fails
-/// when an error exceeds `tolerance`. The reference gradient is returned
+/// behind a saturated softmax gets only rounding-sized gradient), and
+/// |fd - grad| counts only beyond what the differences resolve (16 eps of
+/// sum |dO * f| over twice the smallest step). Fails when an error exceeds
+/// `tolerance`. The reference gradient is returned
 /// in `gradients`. When `func` also returns saved statistics (after its
 /// primal results; --attn-grad=save-statistics=1), `grad` takes the
 /// reference `func`'s at `inputs` after the cotangents.

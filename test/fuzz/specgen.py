@@ -146,7 +146,11 @@ class Builder:
         """`dim` again in another operand's type, sometimes written static
         where the other writes `?` (or the reverse) as verifiers allow. An
         argument's `?` is sized `--dynamic-size` at run time, so only a dim
-        of that size may be written `?`."""
+        of that size may be written `?`. A static 1 stays static: it may be
+        a broadcast dim, and a dynamic dim of size 1 does not stretch
+        (docs/codegen.md, "Broadcasting")."""
+        if dim.is_static_one():
+            return Dim(1)
         dynamic = dim.dynamic and dim.size == self.dynamic_size
         if dim.size == self.dynamic_size and self.rng.random() < 0.15:
             dynamic = not dynamic
