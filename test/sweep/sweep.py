@@ -59,6 +59,7 @@ class Case:
         self.target = "host"
         self.pipelines = [None]  # None: the default pipeline
         self.aot = False
+        self.corner = False  # every dim 1 (corner_cases)
         self.dynamic_size = None
         self.lead = []
         self.grad = family.endswith("_grad")
@@ -600,26 +601,63 @@ def generate(bin_dir, seed):
         index = per_family.get(case.family, 0)
         per_family[case.family] = index + 1
         case.aot = index % 5 == 2
+    return cases + corner_cases()
+
+
+def corner_cases():
+    """Each family with every dim at 1, once alone and once in a batch of
+    2: buffers of one element, vectors with one live lane, reductions of
+    one term. The probes above move one dim at a time, so they never gave
+    m = dk = 1 together, where a one-float buffer crashed the kernel
+    (docs/reliability.md). Each runs JIT and AOT, in both slices."""
+    cases = []
+    for family, (build, dims_spec, pipelines) in FAMILIES.items():
+        for batch in (1, 2):
+            if family in SAMPLING:
+                # LEVEL_SETS[2] ends with a 1 x 1 level.
+                dims = {"batch": batch, "n": 1, "heads": 1, "ch": 1,
+                        "points": 1, "levels": 2}
+            else:
+                dims = {"lead": [batch] if batch > 1 else [], "n": 1, "m": 1,
+                        "dk": 1, "dv": 1, "mdyn": 1}
+            spec, macs = build(dims)
+            shown = {k: v for k, v in dims.items()
+                     if k in dims_spec or k not in ATTENTION_DIMS}
+            shown.pop("mdyn", None)
+            if "lead" in shown:
+                shown["lead"] = "x".join(map(str, dims["lead"])) or "r2"
+            case = Case(family, {"corner": "", **shown}, spec, macs,
+                        ("all", 1, "every dim 1"))
+            case.lead = dims.get("lead", [dims.get("batch", 1)])
+            case.pipelines = [None] + list(pipelines)
+            case.aot = True
+            case.corner = True
+            cases.append(case)
     return cases
 
 
 def quick_slice(cases, per_family):
     """A few cases per family, spread over its sizes; the largest probe of
-    each family's keys (the chunked forms) always among them."""
+    each family's keys (the chunked forms) and its corners (every dim 1)
+    always among them (the corner without a batch)."""
     chosen = []
     by_family = {}
     for case in cases:
         by_family.setdefault(case.family, []).append(case)
     for family, members in by_family.items():
-        stride = max(1, len(members) // per_family)
-        picked = members[stride // 2::stride][:per_family]
+        probed = [c for c in members if not c.corner]
+        stride = max(1, len(probed) // per_family)
+        picked = probed[stride // 2::stride][:per_family]
         # Static keys and batch or head dims > 1 at the largest key probe:
         # the chunked forms with leading dims (issue 28).
-        biggest = max(members, key=lambda c: (
+        biggest = max(probed, key=lambda c: (
             c.probe[0] == "m", c.dynamic_size is None,
             any(x > 1 for x in c.lead), c.probe[1]))
         if biggest not in picked:
             picked.append(biggest)
+        # The corners (every dim 1) guard the smallest shapes; the quick
+        # slice takes the one without a batch (about 1 s each, JIT and AOT).
+        picked += [c for c in members if c.corner and c.lead in ([], [1])]
         chosen.extend(picked)
     return chosen
 
