@@ -247,6 +247,31 @@ private:
     return cast<RankedTensorType>(adjoint.getType())
         .clone(getElementTypeOrSelf(operand.getType()));
   }
+  /// `g`, the adjoint of `op`'s first result, cast to the type `op` infers
+  /// for it when that is more static: a result declared `?` where the
+  /// operands fix the size (a valid spec) left g dynamic, while the rule
+  /// combines it with values typed from the operands (efficient
+  /// attention's reshape of dC ∘ C to a row, typed from K, failed to
+  /// verify).
+  Value refinedAdjoint(Operation *op, Value g) {
+    auto infer = dyn_cast<InferTypeOpInterface>(op);
+    SmallVector<Type> inferred;
+    if (!g || !infer ||
+        failed(infer.inferReturnTypes(
+            op->getContext(), op->getLoc(), op->getOperands(),
+            op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
+            op->getRegions(), inferred)) ||
+        inferred.empty())
+      return g;
+    auto from = dyn_cast<RankedTensorType>(g.getType());
+    auto to = dyn_cast<RankedTensorType>(inferred.front());
+    if (!from || !to || from == to ||
+        from.getElementType() != to.getElementType() ||
+        !tensor::CastOp::areCastCompatible(from, to) ||
+        to.getNumDynamicDims() >= from.getNumDynamicDims())
+      return g;
+    return tensor::CastOp::create(b, op->getLoc(), to, g);
+  }
   /// `adjoint` summed down to the shape of the broadcast operand `operand`.
   Value unbroadcast(Location loc, Value adjoint, Value operand) {
     auto from = cast<RankedTensorType>(adjoint.getType());
@@ -641,7 +666,8 @@ LogicalResult Differentiator::differentiate(Operation *op) {
     if (!context)
       return op->emitError("--attn-grad: this attention should have been "
                            "lowered to primitives");
-    efficient(efficientOp, adjointOf(efficientOp.getResult()), context,
+    efficient(efficientOp,
+              refinedAdjoint(op, adjointOf(efficientOp.getResult())), context,
               savedKeyLse.lookup(op));
     return success();
   }
@@ -657,6 +683,8 @@ LogicalResult Differentiator::differentiate(Operation *op) {
   Value g = adjointOf(resultOf(op));
   if (!g)
     return success(); // the result does not reach any output
+  if (resultOf(op) == op->getResult(0))
+    g = refinedAdjoint(op, g);
   Location loc = op->getLoc();
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](MatmulOp op) {

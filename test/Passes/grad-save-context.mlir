@@ -158,3 +158,19 @@ func.func @declared_dynamic(%q: tensor<24x8xf32>, %k: tensor<30x8xf32>, %v: tens
   %o = attn.efficient %q, %k, %v variant softmax : tensor<24x8xf32>, tensor<30x8xf32>, tensor<30x12xf32> -> tensor<?x12xf32>
   return %o : tensor<?x12xf32>
 }
+
+// -----
+
+// The same with a batch of 1: the cotangent is (?, 9, 4), and dC = R_Qᵀ dE
+// inferred (?, 8, 4) (a static 1 against `?`), so the reshape of dC ∘ C's
+// row sums to K's row (1, 1, 8) failed to verify ("expected dimension 0 of
+// collapsed type to be static value of 1"; found by the differential
+// fuzzer). The adjoint is first cast to the type the op infers.
+// CHECK-LABEL: func.func @declared_dynamic_batch_grad(
+// CHECK: %[[G:.+]] = tensor.cast %arg3 : tensor<?x9x4xf32> to tensor<1x9x4xf32>
+// CHECK: attn.matmul %{{.+}}, %[[G]] transpose_lhs : tensor<1x9x8xf32>, tensor<1x9x4xf32> -> tensor<1x8x4xf32>
+// CHECK: tensor.expand_shape %{{.+}} output_shape [1, 1, 8] : tensor<1x8xf32> into tensor<1x1x8xf32>
+func.func @declared_dynamic_batch(%q: tensor<1x9x8xf32>, %k: tensor<1x16x8xf32>, %v: tensor<1x16x4xf32>) -> tensor<?x9x4xf32> {
+  %o = attn.efficient %q, %k, %v variant softmax : tensor<1x9x8xf32>, tensor<1x16x8xf32>, tensor<1x16x4xf32> -> tensor<?x9x4xf32>
+  return %o : tensor<?x9x4xf32>
+}
