@@ -546,6 +546,16 @@ def host_has_avx512():
         return False
 
 
+def shown_dims(dims, dims_spec):
+    """The dims a case's name shows: those its family uses."""
+    shown = {k: v for k, v in dims.items()
+             if k in dims_spec or k not in ATTENTION_DIMS}
+    shown.pop("mdyn", None)
+    if "lead" in shown:
+        shown["lead"] = "x".join(map(str, dims["lead"])) or "r2"
+    return shown
+
+
 def generate(bin_dir, seed):
     """Every case of the full sweep, in a deterministic order."""
     wide = print_thresholds(bin_dir, "host")
@@ -570,12 +580,7 @@ def generate(bin_dir, seed):
                     dims = make_dims(family, dims_spec, dim, size, rng,
                                      keys_at_least)
                     spec, macs = build(dims)
-                    # The name shows the dims the family uses.
-                    shown = {k: v for k, v in dims.items()
-                             if k in dims_spec or k not in ATTENTION_DIMS}
-                    shown.pop("mdyn", None)
-                    if "lead" in shown:
-                        shown["lead"] = "x".join(map(str, dims["lead"])) or "r2"
+                    shown = shown_dims(dims, dims_spec)
                     case = Case(family, shown, spec, macs, (dim, size, source))
                     case.target = target
                     case.lead = dims.get("lead", [dims.get("batch", 1)])
@@ -622,12 +627,8 @@ def corner_cases():
                 dims = {"lead": [batch] if batch > 1 else [], "n": 1, "m": 1,
                         "dk": 1, "dv": 1, "mdyn": 1}
             spec, macs = build(dims)
-            shown = {k: v for k, v in dims.items()
-                     if k in dims_spec or k not in ATTENTION_DIMS}
-            shown.pop("mdyn", None)
-            if "lead" in shown:
-                shown["lead"] = "x".join(map(str, dims["lead"])) or "r2"
-            case = Case(family, {"corner": "", **shown}, spec, macs,
+            case = Case(family, {"corner": "", **shown_dims(dims, dims_spec)},
+                        spec, macs,
                         ("all", 1, "every dim 1"))
             case.lead = dims.get("lead", [dims.get("batch", 1)])
             case.pipelines = [None] + list(pipelines)
