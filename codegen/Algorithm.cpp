@@ -344,13 +344,13 @@ Expr KernelBuilder::featureMapExpr(FeatureMap map, Expr x) {
   llvm_unreachable("unknown feature map");
 }
 
-const TensorFunc *KernelBuilder::storedBf16(Value value) {
+std::optional<TensorFunc> KernelBuilder::storedBf16(Value value) {
   auto widened = value.getDefiningOp<arith::ExtFOp>();
   if (!widened || !cast<RankedTensorType>(widened.getIn().getType())
                        .getElementType()
                        .isBF16())
-    return nullptr;
-  return &get(widened.getIn());
+    return std::nullopt;
+  return get(widened.getIn());
 }
 
 //===----------------------------------------------------------------------===//

@@ -126,7 +126,10 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   const TensorFunc &q = get(spec.query);
   const TensorFunc &k = get(spec.key);
   const TensorFunc &v = get(spec.value);
-  const TensorFunc *mask = spec.mask ? &get(spec.mask) : nullptr;
+  std::optional<TensorFunc> maskFunc;
+  if (spec.mask)
+    maskFunc = get(spec.mask);
+  const TensorFunc *mask = maskFunc ? &*maskFunc : nullptr;
   std::string name = opFuncName(op);
   Halide::Type type = q.type;
   FailureOr<AttentionLayout> layout = attentionLayout(op, q, k, v, mask, name);
@@ -154,8 +157,8 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   // bf16 Q and K (the arith.extf that attn-widen-to-f32 put before the op)
   // on a target whose vdpbf16ps pays: the scores reduce features in pairs of
   // the stored bf16 values, in vdpbf16ps (AlgorithmOptions::bf16DotProducts).
-  const TensorFunc *queryBf16 = storedBf16(spec.query);
-  const TensorFunc *keyBf16 = storedBf16(spec.key);
+  std::optional<TensorFunc> queryBf16 = storedBf16(spec.query);
+  std::optional<TensorFunc> keyBf16 = storedBf16(spec.key);
   auto staticDk = Halide::Internal::as_const_int(dk);
   bool stepsOverKeys = llvm::all_of(spec.steps, [](const auto &step) {
     return std::get<1>(step) == NormAxis::keys;
@@ -168,7 +171,7 @@ LogicalResult KernelBuilder::lowerDotProductSpec(Operation *op,
   // column, 2): that needs an even static m. The row statistics a gradient
   // reads (lse) stay those of the unrounded weights, so an op returning
   // them keeps f32 weights.
-  const TensorFunc *valueBf16 = storedBf16(spec.value);
+  std::optional<TensorFunc> valueBf16 = storedBf16(spec.value);
   std::string bf16WeightsUnused;
   if (op->hasAttr(kAllowBf16Products)) {
     if (!options.bf16DotProducts)
@@ -793,7 +796,10 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   const TensorFunc &k = get(op.getKey());
   const TensorFunc &v = get(op.getValue());
   const TensorFunc &dO = get(op.getCotangent());
-  const TensorFunc *mask = op.getMask() ? &get(op.getMask()) : nullptr;
+  std::optional<TensorFunc> maskFunc;
+  if (op.getMask())
+    maskFunc = get(op.getMask());
+  const TensorFunc *mask = maskFunc ? &*maskFunc : nullptr;
   std::string name = opFuncName(op);
   Halide::Type type = q.type;
   size_t qr = q.rank(), kr = k.rank(), vr = v.rank(), gr = dO.rank();

@@ -48,8 +48,8 @@ LogicalResult KernelBuilder::lowerEfficient(Operation *operation) {
   // the normalized context are rounded to bf16, so K^T V reduces positions
   // and Q context features in pairs (vdpbf16ps).
   std::string bf16Unused;
-  const TensorFunc *queryBf16 = storedBf16(op.getQuery());
-  const TensorFunc *valueBf16 = storedBf16(op.getValue());
+  std::optional<TensorFunc> queryBf16 = storedBf16(op.getQuery());
+  std::optional<TensorFunc> valueBf16 = storedBf16(op.getValue());
   auto staticDk = Halide::Internal::as_const_int(dk);
   if (op->hasAttr(kAllowBf16Products)) {
     if (!options.bf16DotProducts)

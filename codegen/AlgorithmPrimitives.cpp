@@ -66,7 +66,7 @@ LogicalResult KernelBuilder::lowerMatmul(Operation *operation) {
     // k, 2): a bf16 copy of its rows, not an interleave.
     auto packed = [&](Value value, const TensorFunc &operand, bool kFirst,
                       bool pairsFirst, Var other, const char *role) {
-      const TensorFunc *stored = storedBf16(value);
+      std::optional<TensorFunc> stored = storedBf16(value);
       Expr element =
           batch.operand(stored ? *stored : operand,
                         kFirst ? Index{kAt, other} : Index{other, kAt});

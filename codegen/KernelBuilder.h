@@ -247,7 +247,11 @@ private:
   /// Looks `op` up in kLowerings and lowers it.
   LogicalResult lowerOp(Operation &op);
 
-  const TensorFunc &get(Value value) { return values.find(value)->second; }
+  /// A copy (a Func handle, the shape's Exprs): binding a result inserts
+  /// into `values`, which may move its entries, so a reference held across
+  /// bind() dangled (scf.if of bf16 gradients crashed inside Halide).
+  /// `const TensorFunc &x = get(v)` keeps the copy alive.
+  TensorFunc get(Value value) const { return values.find(value)->second; }
   std::string freshName(StringRef base) {
     return (base + "_" + llvm::Twine(counters[base.str()]++)).str();
   }
@@ -303,7 +307,7 @@ private:
   /// The stored bf16 tensor of `value` when `value` is its widening (the
   /// arith.extf that attn-widen-to-f32 puts before an op), else null:
   /// products of stored bf16 values are exact in f32 (vdpbf16ps).
-  const TensorFunc *storedBf16(Value value);
+  std::optional<TensorFunc> storedBf16(Value value);
 
   // Used by one family: AlgorithmPrimitives.cpp.
   /// Whether attn.matmul `op` reduces its `inner` dim in bf16 pairs: its

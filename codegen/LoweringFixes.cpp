@@ -137,12 +137,31 @@ class PadSingleWordAllocations : public IRMutator {
   /// allocation up to 32-bit words).
   static constexpr int kWordBytes = 4;
 
+  /// Whether `body` stores a vector into the buffer `name` (a scalar
+  /// accumulator of one float stays as it is: only vector stores claim
+  /// the alignment).
+  static bool storesVectorsInto(const Stmt &body, const std::string &name) {
+    struct FindVectorStore : IRVisitor {
+      using IRVisitor::visit;
+      const std::string &name;
+      bool found = false;
+      explicit FindVectorStore(const std::string &name) : name(name) {}
+      void visit(const Store *store) override {
+        found |= store->name == name && store->value.type().lanes() > 1;
+        IRVisitor::visit(store);
+      }
+    } finder(name);
+    body.accept(&finder);
+    return finder.found;
+  }
+
   Stmt visit(const Allocate *op) override {
     Stmt body = mutate(op->body);
     int32_t elements = op->constant_allocation_size();
     bool singleWord = elements > 0 && op->type.lanes() == 1 &&
                       int64_t(elements) * op->type.bytes() <= kWordBytes &&
-                      !op->new_expr.defined();
+                      !op->new_expr.defined() &&
+                      storesVectorsInto(body, op->name);
     if (!singleWord)
       return body.same_as(op->body)
                  ? Stmt(op)

@@ -37,8 +37,8 @@ void addLaneReductionLoweringFix(Halide::Pipeline &pipeline);
 /// one f32 (a transposed copy of K with one key and one feature) stored its
 /// guarded vector with `vmovaps`, which faults at a misaligned address even
 /// with every other lane masked off: attn-run crashed (signal 11). This pass
-/// pads every constant allocation of at most 4 bytes to 8, which the
-/// alloca then aligns.
+/// pads every constant allocation of at most 4 bytes that a vector store
+/// writes to 8, which the alloca then aligns.
 void addSmallAllocationFix(Halide::Pipeline &pipeline);
 
 } // namespace mlir::attn::codegen
