@@ -62,6 +62,7 @@ Halide::Pipeline KernelAlgorithm::pipeline() const {
   addPrefetchLoweringFix(pipeline);
   addLaneReductionLoweringFix(pipeline);
   addSmallAllocationFix(pipeline);
+  addRequirementsFirstFix(pipeline);
   for (const auto &[condition, message] : requirements)
     pipeline.add_requirement(condition, message);
   return pipeline;
@@ -188,9 +189,11 @@ KernelBuilder::extents(Operation *op, RankedTensorType type,
 void KernelBuilder::requireEqual(Expr a, Expr b, const std::string &what) {
   if (Halide::Internal::as_const_int(a) && Halide::Internal::as_const_int(b))
     return;
-  algorithm.requirements.emplace_back(
-      a == b, func.getSymName().str() + ": " + what +
-                  " must agree at run time (dynamic sizes differ)");
+  algorithm.requirements.push_back(
+      {a == b,
+       {func.getSymName().str() + ": " + what +
+            " must agree at run time (dynamic sizes",
+        a, Expr("and"), b, Expr("differ)")}});
 }
 
 void KernelBuilder::requireBroadcastable(Expr from, Expr to,
@@ -198,10 +201,11 @@ void KernelBuilder::requireBroadcastable(Expr from, Expr to,
   if (Halide::Internal::as_const_int(from) &&
       Halide::Internal::as_const_int(to))
     return;
-  algorithm.requirements.emplace_back(
-      from == 1 || from == to,
-      func.getSymName().str() + ": " + what +
-          " must be 1 or agree at run time (dynamic sizes differ)");
+  algorithm.requirements.push_back(
+      {from == 1 || from == to,
+       {func.getSymName().str() + ": " + what +
+            " must be 1 or agree at run time (dynamic sizes",
+        from, Expr("and"), to, Expr("differ)")}});
 }
 
 std::vector<Expr>

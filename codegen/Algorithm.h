@@ -87,8 +87,9 @@ struct KernelAlgorithm {
   std::vector<std::string> inputNames;
   std::vector<TensorFunc> outputs;
   std::vector<OpStages> ops;
-  /// Conditions the sizes must satisfy at run time, with a message each.
-  std::vector<std::pair<Halide::Expr, std::string>> requirements;
+  /// Conditions the sizes must satisfy at run time, with a message each:
+  /// strings, and sizes the kernel prints when the condition fails.
+  std::vector<std::pair<Halide::Expr, std::vector<Halide::Expr>>> requirements;
 
   Halide::Pipeline pipeline() const;
   /// ImageParams as pipeline arguments, in spec order.

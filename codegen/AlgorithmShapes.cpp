@@ -205,11 +205,11 @@ FailureOr<Expr> KernelBuilder::indexOperand(Operation *op, OpFoldResult value,
   FailureOr<Expr> index = scalar(op, cast<Value>(value));
   if (failed(index))
     return failure();
-  algorithm.requirements.emplace_back(
-      *index <= Halide::Internal::make_const(
-                    Halide::UInt(64), std::numeric_limits<int32_t>::max()),
-      func.getSymName().str() + ": " + opFuncName(op) + " " + what +
-          " exceeds the 2^31 - 1 elements a Halide dim can hold");
+  algorithm.requirements.push_back(
+      {*index <= Halide::Internal::make_const(
+                     Halide::UInt(64), std::numeric_limits<int32_t>::max()),
+       {func.getSymName().str() + ": " + opFuncName(op) + " " + what, *index,
+        Expr("exceeds the 2^31 - 1 elements a Halide dim can hold")}});
   return Halide::cast<int32_t>(*index);
 }
 
@@ -241,9 +241,14 @@ KernelBuilder::sliceWindow(OffsetSizeAndStrideOpInterface op,
   SliceWindow window{*offsets, *sizes, {}};
   for (auto [d, stride] : llvm::enumerate(op.getStaticStrides())) {
     Expr offset = window.offsets[d], size = window.sizes[d];
-    std::string message = func.getSymName().str() + ": " + name + " " +
-                          access.str() + " dim " + std::to_string(d) +
-                          " out of bounds";
+    std::vector<Expr> message = {
+        func.getSymName().str() + ": " + name + " " + access.str() + " dim " +
+            std::to_string(d) + " out of bounds: offset",
+        offset,
+        Expr("size"),
+        size,
+        Expr("stride " + std::to_string(stride) + " in a dim of"),
+        whole[d]};
     auto staticOffset = Halide::Internal::as_const_int(offset);
     auto staticSize = Halide::Internal::as_const_int(size);
     if (staticOffset && staticSize) {
@@ -254,17 +259,17 @@ KernelBuilder::sliceWindow(OffsetSizeAndStrideOpInterface op,
                << " past the 2^31 - 1 elements a Halide dim can hold";
       // The last index must be inside a dim that may be dynamic.
       if (*staticSize > 0)
-        algorithm.requirements.emplace_back(
-            Expr(static_cast<int32_t>(*staticOffset +
-                                      (*staticSize - 1) * stride)) < whole[d],
-            message);
+        algorithm.requirements.push_back(
+            {Expr(static_cast<int32_t>(*staticOffset +
+                                       (*staticSize - 1) * stride)) < whole[d],
+             message});
     } else {
       // In 64 bits: the last index of a run-time block may overflow 32.
       auto wide = [](Expr x) { return Halide::cast<int64_t>(x); };
-      algorithm.requirements.emplace_back(
-          size == 0 ||
-              wide(offset) + (wide(size) - 1) * Expr(stride) < wide(whole[d]),
-          message);
+      algorithm.requirements.push_back(
+          {size == 0 ||
+               wide(offset) + (wide(size) - 1) * Expr(stride) < wide(whole[d]),
+           message});
     }
     window.strides.push_back(static_cast<int32_t>(stride));
   }

@@ -2,7 +2,11 @@
 
 #include "codegen/LoweringFixes.h"
 
+#include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -175,7 +179,181 @@ class PadSingleWordAllocations : public IRMutator {
   }
 };
 
+/// The name of the runtime function an assert's message calls ("" if none).
+std::string assertCallee(const AssertStmt *op) {
+  const Call *call = op->message.as<Call>();
+  return call ? call->name : "";
+}
+
+/// Halide's checks of a buffer's extents against what the pipeline reads
+/// or writes; a requirement on the sizes says more than they do.
+bool isExtentCheck(const AssertStmt *op) {
+  static const std::set<std::string> kExtentChecks = {
+      "halide_error_access_out_of_bounds",
+      "halide_error_buffer_extents_negative",
+      "halide_error_constraint_violated",
+      "halide_error_buffer_allocation_too_large",
+      "halide_error_buffer_extents_too_large"};
+  return kExtentChecks.count(assertCallee(op)) != 0;
+}
+
+/// Finds the first extent check and the requirements after it that may
+/// move there: every name a requirement's condition reads is either bound
+/// nowhere in the body (a parameter) or by a let around the extent check.
+class FindMovableRequirements : public IRVisitor {
+  using IRVisitor::visit;
+
+  std::vector<std::string> scope;
+  std::map<std::string, int> bindings;
+  std::vector<const AssertStmt *> requirements;
+  std::set<std::string> scopeAtTarget;
+
+  void visit(const LetStmt *op) override {
+    op->value.accept(this);
+    scope.push_back(op->name);
+    ++bindings[op->name];
+    op->body.accept(this);
+    scope.pop_back();
+  }
+  void visit(const Let *op) override {
+    ++bindings[op->name];
+    IRVisitor::visit(op);
+  }
+  void visit(const For *op) override {
+    ++bindings[op->name];
+    IRVisitor::visit(op);
+  }
+  void visit(const AssertStmt *op) override {
+    if (!target && isExtentCheck(op)) {
+      target = op;
+      scopeAtTarget.insert(scope.begin(), scope.end());
+    } else if (target &&
+               assertCallee(op) == "halide_error_requirement_failed") {
+      requirements.push_back(op);
+    }
+    IRVisitor::visit(op);
+  }
+
+  bool readsOnlyNamesInScope(const AssertStmt *op) const {
+    struct ReadNames : IRVisitor {
+      using IRVisitor::visit;
+      std::set<std::string> names;
+      void visit(const Variable *var) override { names.insert(var->name); }
+    } reads;
+    op->condition.accept(&reads);
+    op->message.accept(&reads);
+    for (const std::string &name : reads.names) {
+      auto bound = bindings.find(name);
+      if (bound == bindings.end())
+        continue;
+      if (bound->second != 1 || !scopeAtTarget.count(name))
+        return false;
+    }
+    return true;
+  }
+
+public:
+  const AssertStmt *target = nullptr;
+
+  std::vector<const AssertStmt *> movable() const {
+    std::vector<const AssertStmt *> result;
+    for (const AssertStmt *requirement : requirements)
+      if (readsOnlyNamesInScope(requirement))
+        result.push_back(requirement);
+    return result;
+  }
+};
+
+/// Moves the given requirements to just before the first extent check,
+/// in their order.
+class MoveRequirementsFirst : public IRMutator {
+  using IRMutator::visit;
+
+  const AssertStmt *target;
+  std::vector<const AssertStmt *> moving;
+
+  bool isMoving(const Stmt &s) const {
+    const AssertStmt *op = s.as<AssertStmt>();
+    return op && std::find(moving.begin(), moving.end(), op) != moving.end();
+  }
+
+  Stmt visit(const Block *op) override {
+    if (isMoving(op->first))
+      return mutate(op->rest);
+    if (isMoving(op->rest))
+      return mutate(op->first);
+    return IRMutator::visit(op);
+  }
+  Stmt visit(const AssertStmt *op) override {
+    if (isMoving(op))
+      return Evaluate::make(0);
+    if (op != target)
+      return op;
+    std::vector<Stmt> stmts(moving.begin(), moving.end());
+    stmts.push_back(op);
+    return Block::make(stmts);
+  }
+
+public:
+  MoveRequirementsFirst(const AssertStmt *target,
+                        std::vector<const AssertStmt *> moving)
+      : target(target), moving(std::move(moving)) {}
+};
+
+/// Halide prints a failed requirement as "Requirement Failed: (<the
+/// condition's value>) <message>", always "(false)"; this puts the
+/// condition's text there instead.
+class ShowRequirementConditions : public IRMutator {
+  using IRMutator::visit;
+
+  Stmt visit(const AssertStmt *op) override {
+    const Call *call = op->message.as<Call>();
+    if (!call || call->name != "halide_error_requirement_failed" ||
+        call->args.size() != 2)
+      return op;
+    std::ostringstream printed;
+    printed << op->condition;
+    return AssertStmt::make(
+        op->condition,
+        Call::make(call->type, call->name,
+                   {Expr(withoutOuterParens(printed.str())), call->args[1]},
+                   call->call_type));
+  }
+
+  /// "(a == b)" -> "a == b" (the runtime adds its own), but "(a) || (b)"
+  /// stays.
+  static std::string withoutOuterParens(const std::string &text) {
+    if (text.size() < 2 || text.front() != '(' || text.back() != ')')
+      return text;
+    int depth = 0;
+    for (size_t i = 0; i + 1 < text.size(); ++i) {
+      depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
+      if (depth == 0)
+        return text;
+    }
+    return text.substr(1, text.size() - 2);
+  }
+};
+
+class RequirementsFirst : public IRMutator {
+public:
+  Stmt mutate(const Stmt &body) override {
+    FindMovableRequirements finder;
+    body.accept(&finder);
+    std::vector<const AssertStmt *> moving = finder.movable();
+    Stmt moved = finder.target && !moving.empty()
+                     ? MoveRequirementsFirst(finder.target, moving).mutate(body)
+                     : body;
+    return ShowRequirementConditions().mutate(moved);
+  }
+  using IRMutator::mutate;
+};
+
 } // namespace
+
+void mlir::attn::codegen::addRequirementsFirstFix(Halide::Pipeline &pipeline) {
+  pipeline.add_custom_lowering_pass(new RequirementsFirst);
+}
 
 void mlir::attn::codegen::addSmallAllocationFix(Halide::Pipeline &pipeline) {
   pipeline.add_custom_lowering_pass(new PadSingleWordAllocations);

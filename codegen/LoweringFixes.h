@@ -41,6 +41,18 @@ void addLaneReductionLoweringFix(Halide::Pipeline &pipeline);
 /// writes to 8, which the alloca then aligns.
 void addSmallAllocationFix(Halide::Pipeline &pipeline);
 
+/// Halide checks an input's bounds (an access beyond a buffer's extent)
+/// before the pipeline's requirements, so sizes that break a spec's shape
+/// rule at run time (keys of batch 3 against values of batch 2) stopped
+/// with "Input buffer v is accessed at 2, which is beyond the max (1) in
+/// dimension 2": Halide's dim order, and not the rule that failed. This
+/// pass moves the requirements (attn's messages: "f: dot_product_0
+/// leading dim 0 must agree at run time") ahead of those checks, after the
+/// buffers' type and rank checks. A requirement that reads a value bound
+/// after that point stays where it was. It also prints each requirement's
+/// condition where Halide prints its value (always "(false)").
+void addRequirementsFirstFix(Halide::Pipeline &pipeline);
+
 } // namespace mlir::attn::codegen
 
 #endif // ATTN_CODEGEN_LOWERINGFIXES_H
