@@ -216,22 +216,34 @@ KernelBuilder::broadcastShape(const std::vector<std::vector<Expr>> &shapes,
     rank = std::max(rank, shape.size());
   std::vector<Expr> result(rank);
   for (size_t d = 0; d < rank; ++d) {
-    // The first dim that is not a static 1 gives the extent.
-    for (const auto &shape : shapes) {
-      size_t offset = rank - shape.size();
-      if (d < offset)
-        continue;
-      Expr dim = shape[d - offset];
-      if (!result[d].defined() || Halide::Internal::is_const_one(result[d]))
+    // numpy's rule, a dynamic dim of size 1 included: the extent is a
+    // static one other than 1 if there is one (the others must be 1 or
+    // equal it), else the largest dynamic one (the others 1 or equal).
+    std::vector<Expr> dims;
+    for (const auto &shape : shapes)
+      if (d >= rank - shape.size())
+        dims.push_back(shape[d - (rank - shape.size())]);
+    for (const Expr &dim : dims) {
+      bool staticOther = Halide::Internal::as_const_int(dim) &&
+                         !Halide::Internal::is_const_one(dim);
+      if (!result[d].defined() || Halide::Internal::is_const_one(result[d]) ||
+          (staticOther && !Halide::Internal::as_const_int(result[d])))
         result[d] = dim;
+      else if (!Halide::Internal::as_const_int(result[d]) &&
+               !Halide::Internal::as_const_int(dim) && !dim.same_as(result[d]))
+        result[d] = Halide::max(result[d], dim);
     }
     if (!result[d].defined())
       result[d] = Expr(1);
-    for (const auto &shape : shapes) {
-      size_t offset = rank - shape.size();
-      if (d >= offset && !Halide::Internal::is_const_one(shape[d - offset]))
-        requireEqual(shape[d - offset], result[d],
-                     what + " leading dim " + std::to_string(d));
+    std::string which = what + " leading dim " + std::to_string(d);
+    for (const Expr &dim : dims) {
+      if (Halide::Internal::is_const_one(dim) || dim.same_as(result[d]))
+        continue;
+      if (Halide::Internal::as_const_int(dim))
+        requireEqual(dim, result[d],
+                     which); // a static size > 1 never stretches
+      else
+        requireBroadcastable(dim, result[d], which);
     }
   }
   return result;
@@ -243,9 +255,17 @@ Index KernelBuilder::broadcastIndex(const std::vector<Expr> &shape,
   Index result;
   size_t offset = resultShape.size() - shape.size();
   for (size_t d = 0; d < shape.size(); ++d) {
-    bool stretched = Halide::Internal::is_const_one(shape[d]) &&
-                     !Halide::Internal::is_const_one(resultShape[offset + d]);
-    result.push_back(stretched ? Expr(0) : index[offset + d]);
+    const Expr &extent = shape[d], &resultExtent = resultShape[offset + d];
+    if (Halide::Internal::is_const_one(extent) &&
+        !Halide::Internal::is_const_one(resultExtent))
+      result.push_back(Expr(0)); // stretched
+    else if (!Halide::Internal::as_const_int(extent) &&
+             !extent.same_as(resultExtent))
+      // A dynamic dim stretches when it is 1 at run time (the requirement
+      // allows 1 or the result's extent): index 0 then, else the index.
+      result.push_back(Halide::min(index[offset + d], extent - 1));
+    else
+      result.push_back(index[offset + d]);
   }
   return result;
 }

@@ -277,11 +277,13 @@ private:
   /// broadcasts), unless both are constants.
   void requireBroadcastable(Expr from, Expr to, const std::string &what);
   /// numpy broadcast of several leading shapes; result extents, with
-  /// requirements for dynamic dims (which must equal the result extent).
+  /// requirements for dynamic dims (1 or the result extent at run time:
+  /// a dynamic 1 stretches, as in the reference runtime).
   std::vector<Expr> broadcastShape(const std::vector<std::vector<Expr>> &shapes,
                                    const std::string &what);
   /// Index of an operand with leading shape `shape` for result index `index`
-  /// (both right-aligned; stretched dims read index 0).
+  /// (both right-aligned; stretched dims read index 0, dynamic ones
+  /// min(index, extent - 1), which is 0 when they are 1).
   static Index broadcastIndex(const std::vector<Expr> &shape,
                               const std::vector<Expr> &resultShape,
                               const Index &index);

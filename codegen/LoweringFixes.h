@@ -47,8 +47,8 @@ void addSmallAllocationFix(Halide::Pipeline &pipeline);
 /// with "Input buffer v is accessed at 2, which is beyond the max (1) in
 /// dimension 2": Halide's dim order, and not the rule that failed. This
 /// pass moves the requirements (attn's messages: "f: dot_product_0
-/// leading dim 0 must agree at run time") ahead of those checks, after the
-/// buffers' type and rank checks. A requirement that reads a value bound
+/// leading dim 0 must be 1 or agree at run time") ahead of those checks, after
+/// the buffers' type and rank checks. A requirement that reads a value bound
 /// after that point stays where it was. It also prints each requirement's
 /// condition where Halide prints its value (always "(false)").
 void addRequirementsFirstFix(Halide::Pipeline &pipeline);

@@ -12,6 +12,9 @@ Fuzzers (one module each):
   npy           mutated .npy files -> attn-run's loader (npy_fuzzer.py)
   differential  random valid specs -> JIT kernels and gradient kernels
                 against the reference runtime (differential.py)
+  sizes         random valid specs with dynamic dims, on inputs whose sizes
+                bend or break the shape rules -> the kernel must accept
+                exactly what the reference accepts (sizes_fuzzer.py)
 
 Each finding (a crash, a hang, an error with no diagnostic, a kernel that
 disagrees with the reference, a valid spec rejected) is written, minimized
@@ -33,11 +36,13 @@ import tempfile
 import harness
 import npy_fuzzer
 from differential import DifferentialFuzzer
+from sizes_fuzzer import SizesFuzzer
 from spec_fuzzer import SpecFuzzer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-FUZZERS = {f.name: f for f in (SpecFuzzer, npy_fuzzer.NpyFuzzer, DifferentialFuzzer)}
+FUZZERS = {f.name: f for f in (SpecFuzzer, npy_fuzzer.NpyFuzzer, DifferentialFuzzer,
+                                SizesFuzzer)}
 REPLAY_TIMEOUT_S = 300
 
 
@@ -51,11 +56,16 @@ def replay_entry(bin_dir, path):
     run = re.search(r"^// RUN: (.*)$", text, re.M)
     if not run:
         return [harness.Outcome("crash", [path], "no `// RUN:` line", "malformed entry")]
-    args = [path if a == "%s" else a for a in shlex.split(run.group(1))]
+    # %I: the entry's inputs, in <entry>.inputs/ (the sizes fuzzer).
+    inputs = os.path.splitext(path)[0] + ".inputs"
+    args = [path if a == "%s" else a.replace("%I", inputs)
+            for a in shlex.split(run.group(1))]
     args[0] = os.path.join(bin_dir, args[0])
     outcome, _ = harness.run(args, REPLAY_TIMEOUT_S)
     if re.search(r"^// EXPECT: ok$", text, re.M):
         return [] if outcome.kind == "ok" else [outcome]
+    if re.search(r"^// EXPECT: error$", text, re.M):
+        return [] if outcome.kind == "rejected" else [outcome]
     return [outcome] if outcome.kind in harness.CRASH_KINDS else []
 
 

@@ -147,8 +147,8 @@ class Builder:
         where the other writes `?` (or the reverse) as verifiers allow. An
         argument's `?` is sized `--dynamic-size` at run time, so only a dim
         of that size may be written `?`. A static 1 stays static: it may be
-        a broadcast dim, and a dynamic dim of size 1 does not stretch
-        (docs/codegen.md, "Broadcasting")."""
+        a broadcast dim, which a `?` sized --dynamic-size would no longer
+        be (the sizes fuzzer tries a dynamic 1)."""
         if dim.is_static_one():
             return Dim(1)
         dynamic = dim.dynamic and dim.size == self.dynamic_size
