@@ -809,7 +809,7 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   requireEqual(v.shape[vr - 2], m, name + " positions of value");
   requireEqual(dO.shape[gr - 2], n, name + " rows of the cotangent");
   requireEqual(dO.shape[gr - 1], dv, name + " columns of the cotangent");
-  std::vector<const TensorFunc *> operands = {&q, &k, &v, &dO};
+  std::vector<const TensorFunc *> operands = {&q, &k, &v};
   if (mask) {
     size_t mr = mask->rank();
     requireEqual(mask->shape[mr - 2], n, name + " rows of the mask");
@@ -820,6 +820,13 @@ LogicalResult KernelBuilder::lowerAttentionGrad(Operation *operation) {
   if (failed(layout))
     return failure();
   const BatchedLayout &batch = *layout;
+  // The cotangent has the forward result's shape: its leading dims are the
+  // broadcast of the operands' and do not broadcast themselves.
+  for (size_t d = 0; d + 2 < gr && d < batch.lead.size(); ++d)
+    requireEqual(dO.shape[gr - 3 - d], batch.lead[batch.lead.size() - 1 - d],
+                 name + " leading dim " +
+                     std::to_string(batch.lead.size() - 1 - d) +
+                     " of the cotangent");
   bool causal = op.getCausal();
   Expr scale = constant(type, op.getScale().convertToDouble());
   auto visible = [&](Expr row, Expr col) -> Expr {

@@ -116,6 +116,11 @@ FailureOr<KernelBuilder::SampleLevels> KernelBuilder::sampleLevels(
   std::vector<int> heights, widths, starts;
   levelTables(flatLevels, heights, widths, starts);
   requireEqual(value.shape[0], samples.shape[0], name + " batch dim");
+  // The value's rows are the levels' pixels (the reads clamp to its rows,
+  // so another count would give other values, not a fault).
+  requireEqual(value.shape[1],
+               Expr(starts.back() + heights.back() * widths.back()),
+               name + " value rows");
   requireEqual(value.shape[2], samples.shape[2], name + " head dim");
   // A dynamic levels dim must be the level list's length (past it, the
   // select chains below would read the last level's sizes).
@@ -213,6 +218,9 @@ LogicalResult KernelBuilder::lowerDeformable(Operation *operation) {
   std::vector<int> heights, widths, starts;
   levelTables(op.getSpatialShapes(), heights, widths, starts);
   requireEqual(value.shape[0], loc.shape[0], name + " batch dim");
+  requireEqual(value.shape[1],
+               Expr(starts.back() + heights.back() * widths.back()),
+               name + " value rows");
   requireEqual(value.shape[2], loc.shape[2], name + " head dim");
   // A dynamic levels dim must be the level list's length (the sum runs over
   // the list's levels).

@@ -30,3 +30,14 @@ func.func @matmul(%a: tensor<?x5x6xf32>, %b: tensor<?x6x7xf32>) -> tensor<?x5x7x
   %c = attn.matmul %a, %b : tensor<?x5x6xf32>, tensor<?x6x7xf32> -> tensor<?x5x7xf32>
   return %c : tensor<?x5x7xf32>
 }
+
+// The gradient op itself: Q, K, V broadcast; the cotangent has the
+// forward result's shape and does not broadcast.
+func.func @grad_op(%q: tensor<?x7x16xf32>, %k: tensor<?x9x16xf32>,
+                          %v: tensor<?x9x16xf32>, %dO: tensor<?x7x16xf32>)
+    -> (tensor<?x7x16xf32>, tensor<?x9x16xf32>, tensor<?x9x16xf32>) {
+  %dq, %dk, %dv = attn.attention_grad %q, %k, %v, %dO scale 0.25
+      : tensor<?x7x16xf32>, tensor<?x9x16xf32>, tensor<?x9x16xf32>, tensor<?x7x16xf32>
+      -> tensor<?x7x16xf32>, tensor<?x9x16xf32>, tensor<?x9x16xf32>
+  return %dq, %dk, %dv : tensor<?x7x16xf32>, tensor<?x9x16xf32>, tensor<?x9x16xf32>
+}
