@@ -115,12 +115,35 @@ TEST_F(CodegenAot, DynamicSizesFollowTheInputs) {
       EXPECT_FLOAT_EQ(out(c, r), a(c, r) + b(c, r));
 }
 
+TEST_F(CodegenAot, DynamicRowsOfOneStretch) {
+  // numpy's broadcasting, as in the reference: b's one row is added to
+  // every row of a, on either side.
+  Buffer a = matrix(4, 3, 4), b = matrix(1, 3, 5), out(3, 4);
+  ASSERT_EQ(aot_dynamic_add(a.raw_buffer(), b.raw_buffer(), out.raw_buffer()),
+            0)
+      << lastError;
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 3; ++c)
+      EXPECT_FLOAT_EQ(out(c, r), a(c, r) + b(c, 0));
+  Buffer swapped(3, 4);
+  ASSERT_EQ(
+      aot_dynamic_add(b.raw_buffer(), a.raw_buffer(), swapped.raw_buffer()), 0)
+      << lastError;
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 3; ++c)
+      EXPECT_FLOAT_EQ(swapped(c, r), out(c, r));
+}
+
 TEST_F(CodegenAot, DynamicSizesThatDisagreeAreAnError) {
-  // b has more rows than a: no out-of-bounds read, but the rows must agree.
+  // b has more rows than a and neither is 1: no out-of-bounds read, and an
+  // error that names the rule and the sizes.
   Buffer a = matrix(4, 3, 4), b = matrix(6, 3, 5), out(3, 4);
   EXPECT_NE(aot_dynamic_add(a.raw_buffer(), b.raw_buffer(), out.raw_buffer()),
             0);
-  EXPECT_NE(lastError.find("must agree"), std::string::npos) << lastError;
+  EXPECT_NE(lastError.find("add_0 leading dim 0 must be 1 or agree at run "
+                           "time (dynamic sizes 4 and 6 differ)"),
+            std::string::npos)
+      << lastError;
   // a has more rows than the output.
   Buffer longer = matrix(8, 3, 4), out4(3, 4);
   EXPECT_NE(aot_dynamic_add(longer.raw_buffer(), longer.raw_buffer(),
