@@ -84,9 +84,10 @@ Expr KernelBuilder::bilinearSample(const TensorFunc &value, Expr n, Expr h,
   return total;
 }
 
-/// Level sizes and first rows from the `levels [HxW, ...]` attribute.
-static void levelTables(ArrayRef<int64_t> flat, std::vector<int> &heights,
-                        std::vector<int> &widths, std::vector<int> &starts) {
+/// Level sizes and first rows from the `levels [HxW, ...]` attribute;
+/// returns the rows of all levels (the value's rows dim).
+static int levelTables(ArrayRef<int64_t> flat, std::vector<int> &heights,
+                       std::vector<int> &widths, std::vector<int> &starts) {
   int start = 0;
   for (size_t i = 0; i + 1 < flat.size(); i += 2) {
     heights.push_back(static_cast<int>(flat[i]));
@@ -94,6 +95,7 @@ static void levelTables(ArrayRef<int64_t> flat, std::vector<int> &heights,
     starts.push_back(start);
     start += static_cast<int>(flat[i] * flat[i + 1]);
   }
+  return start;
 }
 
 static LogicalResult checkLevels(Operation *op, ArrayRef<int64_t> flat) {
@@ -114,13 +116,11 @@ FailureOr<KernelBuilder::SampleLevels> KernelBuilder::sampleLevels(
   if (failed(checkLevels(op, flatLevels)))
     return failure();
   std::vector<int> heights, widths, starts;
-  levelTables(flatLevels, heights, widths, starts);
+  int rows = levelTables(flatLevels, heights, widths, starts);
   requireEqual(value.shape[0], samples.shape[0], name + " batch dim");
   // The value's rows are the levels' pixels (the reads clamp to its rows,
   // so another count would give other values, not a fault).
-  requireEqual(value.shape[1],
-               Expr(starts.back() + heights.back() * widths.back()),
-               name + " value rows");
+  requireEqual(value.shape[1], Expr(rows), name + " value rows");
   requireEqual(value.shape[2], samples.shape[2], name + " head dim");
   // A dynamic levels dim must be the level list's length (past it, the
   // select chains below would read the last level's sizes).
@@ -216,11 +216,9 @@ LogicalResult KernelBuilder::lowerDeformable(Operation *operation) {
   const TensorFunc &weights = get(op.getAttentionWeights());
   std::string name = opFuncName(op);
   std::vector<int> heights, widths, starts;
-  levelTables(op.getSpatialShapes(), heights, widths, starts);
+  int rows = levelTables(op.getSpatialShapes(), heights, widths, starts);
   requireEqual(value.shape[0], loc.shape[0], name + " batch dim");
-  requireEqual(value.shape[1],
-               Expr(starts.back() + heights.back() * widths.back()),
-               name + " value rows");
+  requireEqual(value.shape[1], Expr(rows), name + " value rows");
   requireEqual(value.shape[2], loc.shape[2], name + " head dim");
   // A dynamic levels dim must be the level list's length (the sum runs over
   // the list's levels).
@@ -290,9 +288,8 @@ LogicalResult KernelBuilder::lowerScatterPixels(Operation *operation) {
   const TensorFunc &pixels = get(op.getPixels());
   std::string name = opFuncName(op);
   std::vector<int> heights, widths, starts;
-  levelTables(op.getSpatialShapes(), heights, widths, starts);
+  int rows = levelTables(op.getSpatialShapes(), heights, widths, starts);
   int numLevels = static_cast<int>(heights.size());
-  int rows = starts.back() + heights.back() * widths.back();
   for (size_t d = 0; d < 5; ++d)
     requireEqual(pixels.shape[d], cotangent.shape[d],
                  name + " pixels dim " + std::to_string(d));
@@ -367,9 +364,8 @@ LogicalResult KernelBuilder::lowerDeformableGrad(Operation *operation) {
   const TensorFunc &cotangent = get(op.getCotangent());
   std::string name = opFuncName(op);
   std::vector<int> heights, widths, starts;
-  levelTables(op.getSpatialShapes(), heights, widths, starts);
+  int rows = levelTables(op.getSpatialShapes(), heights, widths, starts);
   int numLevels = static_cast<int>(heights.size());
-  int rows = starts.back() + heights.back() * widths.back();
   Expr depth = value.shape[3];
   requireEqual(value.shape[0], loc.shape[0], name + " batch dim");
   requireEqual(value.shape[1], Expr(rows), name + " value rows");

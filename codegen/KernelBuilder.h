@@ -307,7 +307,7 @@ private:
             std::map<std::string, int64_t> info = {});
   Expr featureMapExpr(FeatureMap map, Expr x);
   /// The stored bf16 tensor of `value` when `value` is its widening (the
-  /// arith.extf that attn-widen-to-f32 puts before an op), else null:
+  /// arith.extf that attn-widen-to-f32 puts before an op), else none:
   /// products of stored bf16 values are exact in f32 (vdpbf16ps).
   std::optional<TensorFunc> storedBf16(Value value);
 

@@ -17,7 +17,6 @@ inputs (`<name>.mlir` and `<name>.inputs/`); `fuzz.py --replay` runs it.
 """
 
 import os
-import random
 import re
 import shutil
 import struct
