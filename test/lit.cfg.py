@@ -66,6 +66,14 @@ try:
             config.available_features.add("avx512-host")
 except OSError:
     pass
+# perf can sample a process here (bench/loop_profile.py): installed, and
+# allowed by kernel.perf_event_paranoid for the software cpu-clock event.
+try:
+    subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-o", "/dev/null", "true"],
+                   check=True, capture_output=True, timeout=60)
+    config.available_features.add("perf")
+except Exception:
+    pass
 # Halide's runtime headers (HalideRuntime.h, HalideRuntimeCuda.h), for apps
 # built in tests.
 try:

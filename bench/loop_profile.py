@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""Where a kernel's time goes, loop by loop: samples of the AOT kernel
+(perf) mapped onto its machine code.
+
+    python3 bench/loop_profile.py SPEC [--grad] [--grad-save-statistics]
+        [--schedule-param K=V ...] [--runs N] [--top K] [--bin DIR]
+
+Compiles SPEC's kernel as `attn-run --aot` links it (attn-compile
+--no-tuning-cache, then the same `c++ -shared` of the kernel and its
+runtime), samples `attn-run SPEC --aot --random 1 --bench N` with
+`perf record -e cpu-clock` (HL_NUM_THREADS=2), checks that the shared
+object perf saw is the one compiled here (their GNU build ids), and prints:
+
+  - each function of the kernel (a parallel loop body is a function of its
+    own) with its share of the kernel's samples;
+  - the --top basic blocks (straight-line code up to a jump): their share,
+    address, length, the function, and their most frequent instructions,
+    so a register-tile loop (16 vfmadd231ps) tells itself apart from an
+    exp, a copy or a reduction.
+
+Shares are of the samples that fall in the kernel's shared object: the JIT
+compile and the reference that attn-run also runs are left out. Needs
+`perf` (Debian: linux-perf) and `objdump`; a virtual machine without
+hardware counters is fine (cpu-clock is a software event). Used in
+docs/performance.md ("Where softmax attention's time goes").
+"""
+
+import argparse
+import collections
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(command, **kwargs):
+    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        sys.exit(f"loop_profile: {' '.join(map(str, command))} failed "
+                 f"(exit {result.returncode}):\n{result.stderr.strip()}")
+    return result.stdout
+
+
+def build_id(path):
+    """The GNU build id of an ELF file, or None."""
+    notes = run(["readelf", "-n", str(path)])
+    match = re.search(r"Build ID:\s*([0-9a-f]+)", notes)
+    return match.group(1) if match else None
+
+
+def kernel_object(args, bin_dir, work):
+    """Compiles the kernel and links it as attn-run --aot does (Codegen.cpp:
+    the archive and the runtime, whole, -Bsymbolic); returns its path."""
+    spec = Path(args.spec).resolve()
+    names = re.findall(r"func\.func\s+@([\w$.]+)", spec.read_text())
+    if not names or (args.func and args.func not in names):
+        sys.exit(f"loop_profile: {spec} has no function "
+                 f"@{args.func or '(none)'}; it has: "
+                 f"{', '.join('@' + n for n in names) or 'none'}")
+    name = args.func or names[0]
+    command = [str(bin_dir / "attn-compile"), str(spec), "-o", str(work),
+               "--no-tuning-cache"]
+    if args.grad:
+        command.append("--grad")
+        name += "_grad"
+    if args.grad_save_statistics:
+        command.append("--grad-save-statistics")
+    for param in args.schedule_param:
+        command += ["--schedule-param", param]
+    run(command)
+    archive = work / f"{name}.a"
+    if not archive.exists():
+        sys.exit(f"loop_profile: attn-compile wrote no {archive.name}")
+    library = work / f"{name}.so"
+    run(["c++", "-shared", "-o", str(library), "-Wl,-Bsymbolic",
+         "-Wl,--whole-archive", str(archive), str(work / "attn_runtime.a"),
+         "-Wl,--no-whole-archive", "-lpthread", "-ldl"])
+    return library
+
+
+def sample(args, bin_dir, work, library):
+    """perf samples of attn-run --aot; returns {address: samples} in the
+    kernel's shared object."""
+    data = work / "perf.data"
+    command = ["perf", "record", "-q", "--buildid-mmap", "-e", "cpu-clock",
+               "-F", "4999",
+               "-o", str(data), str(bin_dir / "attn-run"), args.spec,
+               "--aot", "--random", "1", "--bench", str(args.runs), "--quiet"]
+    if args.func:
+        command += ["--func", args.func]
+    if args.grad:
+        command.append("--grad")
+    if args.grad_save_statistics:
+        command.append("--grad-save-statistics")
+    for param in args.schedule_param:
+        command += ["--schedule-param", param]
+    env = dict(os.environ, HL_NUM_THREADS=str(args.threads))
+    run(command, env=env)
+    ids = run(["perf", "buildid-list", "-i", str(data)])
+    sampled = [line.split()[0] for line in ids.splitlines()
+               if line.endswith("/" + library.name)]
+    expected = build_id(library)
+    if not sampled or expected is None or sampled[0] != expected:
+        sys.exit(f"loop_profile: the {library.name} that attn-run loaded "
+                 f"(build id {sampled[0] if sampled else 'unknown'}) is not "
+                 f"the one compiled here ({expected}); the addresses would "
+                 "not match")
+    report = run(["perf", "report", "-i", str(data), "--stdio", "-F",
+                  "sample,sym", "--dsos", library.name, "--sort", "sym",
+                  "-g", "none"], env=dict(os.environ, PAGER="cat"))
+    counts = {}
+    for line in report.splitlines():
+        match = re.match(r"\s*(\d+)\s+\[\.\]\s+0x([0-9a-f]+)", line)
+        if match:
+            counts[int(match.group(2), 16)] = int(match.group(1))
+    return counts
+
+
+def basic_blocks(library):
+    """[(function, [(address, instruction)])]: the basic blocks of the
+    disassembly, each from a jump target or the instruction after a jump
+    up to the next jump or return (a loop's body is one block)."""
+    text = run(["objdump", "-d", "--no-show-raw-insn", str(library)])
+    code = []  # (function, address, instruction)
+    function = None
+    for line in text.splitlines():
+        header = re.match(r"^[0-9a-f]+ <(.*)>:", line)
+        if header:
+            function = header.group(1)
+            continue
+        match = re.match(r"^\s+([0-9a-f]+):\s+(\S.*)", line)
+        if match:
+            code.append((function, int(match.group(1), 16), match.group(2)))
+    targets = {int(target, 16) for _, _, text in code
+               for target in re.findall(r"^j\w+\s+([0-9a-f]+) <", text)}
+    blocks, block = [], []
+    for index, (function, address, text) in enumerate(code):
+        starts = (address in targets or not block
+                  or block[-1][1].startswith(("j", "ret"))
+                  or code[index - 1][0] != function)
+        if starts and block:
+            blocks.append((code[index - 1][0], block))
+            block = []
+        block.append((address, text))
+    if block:
+        blocks.append((code[-1][0], block))
+    return blocks
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("spec")
+    parser.add_argument("--func", help="the function of SPEC (default: the "
+                        "first)")
+    parser.add_argument("--grad", action="store_true",
+                        help="profile the gradient kernel @f_grad")
+    parser.add_argument("--grad-save-statistics", action="store_true")
+    parser.add_argument("--schedule-param", action="append", default=[],
+                        help="a knob for both compiles (repeatable)")
+    parser.add_argument("--runs", type=int, default=100,
+                        help="attn-run --bench runs to sample (default 100)")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--top", type=int, default=12,
+                        help="basic blocks to list (default 12)")
+    parser.add_argument("--bin", default=str(ROOT / "build" / "bin"),
+                        help="directory of attn-compile and attn-run")
+    args = parser.parse_args()
+    for tool in ("perf", "objdump", "readelf", "c++"):
+        if shutil.which(tool) is None:
+            sys.exit(f"loop_profile: needs `{tool}` on PATH"
+                     + (" (Debian: linux-perf)" if tool == "perf" else ""))
+    if args.runs < 1 or args.top < 1:
+        sys.exit("loop_profile: --runs and --top must be positive")
+    bin_dir = Path(args.bin)
+    with tempfile.TemporaryDirectory(prefix="attn-loop-profile-") as tmp:
+        work = Path(tmp)
+        library = kernel_object(args, bin_dir, work)
+        counts = sample(args, bin_dir, work, library)
+        blocks = basic_blocks(library)
+    total = sum(counts.values())
+    if total == 0:
+        sys.exit("loop_profile: no samples fell in the kernel (too few "
+                 "--runs?)")
+    print(f"{library.name}: {total} samples in the kernel "
+          f"({args.runs} runs, {args.threads} threads)\n")
+    per_function = collections.Counter()
+    rows = []
+    for function, block in blocks:
+        hits = sum(counts.get(address, 0) for address, _ in block)
+        if not hits:
+            continue
+        per_function[function] += hits
+        mix = collections.Counter(text.split()[0] for _, text in block)
+        rows.append((hits, function, block[0][0], len(block), mix))
+    print("| function | share |\n|---|---:|")
+    for function, hits in per_function.most_common():
+        if hits / total >= 0.001:
+            print(f"| {function} | {100 * hits / total:.1f}% |")
+    print(f"\n| share | block | instructions | function | most frequent |\n"
+          "|---:|---|---:|---|---|")
+    for hits, function, address, length, mix in sorted(
+            rows, key=lambda row: -row[0])[:args.top]:
+        common = ", ".join(f"{op} {n}" for op, n in mix.most_common(5))
+        print(f"| {100 * hits / total:.1f}% | 0x{address:x} | {length} | "
+              f"{function} | {common} |")
+
+
+if __name__ == "__main__":
+    main()
