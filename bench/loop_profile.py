@@ -13,7 +13,8 @@ object perf saw is the one compiled here (their GNU build ids), and prints:
 
   - each function of the kernel (a parallel loop body is a function of its
     own) with its share of the kernel's samples;
-  - the --top basic blocks (straight-line code up to a jump): their share,
+  - the --top basic blocks (from a jump target or the instruction after a
+    jump up to the next jump, so a loop body is one block): their share,
     address, length, the function, and their most frequent instructions,
     so a register-tile loop (16 vfmadd231ps) tells itself apart from an
     exp, a copy or a reduction.
@@ -57,6 +58,8 @@ def kernel_object(args, bin_dir, work):
     """Compiles the kernel and links it as attn-run --aot does (Codegen.cpp:
     the archive and the runtime, whole, -Bsymbolic); returns its path."""
     spec = Path(args.spec).resolve()
+    if not spec.is_file():
+        sys.exit(f"loop_profile: no spec file {args.spec}")
     names = re.findall(r"func\.func\s+@([\w$.]+)", spec.read_text())
     if not names or (args.func and args.func not in names):
         sys.exit(f"loop_profile: {spec} has no function "
