@@ -214,7 +214,7 @@ mlir::attn::api::checkKernelOptions(KernelOptions &options,
 LoadedKernel::~LoadedKernel() {
   // The shared object of an AOT kernel goes before its files.
   kernel.reset();
-  if (!aotDir.empty())
+  if (!aotDir.empty() && !keepAotDir)
     llvm::sys::fs::remove_directories(aotDir);
 }
 
@@ -267,7 +267,15 @@ mlir::attn::api::compileKernel(ModuleOp module, StringRef name,
       failed(useCachedSchedule(func, options.tuningCache, options.compile,
                                console, error)))
     return failure();
-  if (options.aot) {
+  if (options.aot && !options.aotDir.empty()) {
+    if (std::error_code ec =
+            llvm::sys::fs::create_directories(options.aotDir)) {
+      error = "cannot create " + options.aotDir + ": " + ec.message();
+      return failure();
+    }
+    loaded->aotDir = options.aotDir;
+    loaded->keepAotDir = true;
+  } else if (options.aot) {
     if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(
             "attn-run-aot", loaded->aotDir)) {
       error = "cannot create a temporary directory: " + ec.message();

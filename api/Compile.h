@@ -99,6 +99,10 @@ struct KernelOptions {
   /// Compile ahead of time as attn-compile does (static library + runtime,
   /// linked into a temporary shared object with `c++`) instead of JIT.
   bool aot = false;
+  /// With `aot`: the directory for the library, its header and the shared
+  /// object, created if needed and kept afterwards (the object that ran,
+  /// for a profiler or a disassembler); "": a temporary one, removed.
+  std::string aotDir;
 };
 
 /// Checks `options` as attn-run takes them (the pipeline options, the
@@ -146,6 +150,7 @@ private:
   OwningOpRef<ModuleOp> module; ///< the spec after the pass pipeline
   std::string funcName;
   SmallString<128> aotDir; ///< "" for a JIT kernel
+  bool keepAotDir = false; ///< KernelOptions::aotDir was given
   std::unique_ptr<codegen::Kernel> kernel;
 };
 

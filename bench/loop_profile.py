@@ -5,17 +5,15 @@
     python3 bench/loop_profile.py SPEC [--grad] [--grad-save-statistics]
         [--schedule-param K=V ...] [--runs N] [--top K] [--bin DIR]
 
-Compiles SPEC's kernel as `attn-run --aot` links it (attn-compile
---no-tuning-cache, then the same `c++ -shared` of the kernel and its
-runtime), samples `attn-run SPEC --aot --random 1 --bench N` with
-`perf record -e cpu-clock` (HL_NUM_THREADS=2), checks that the shared
-object perf saw is the one compiled here (their GNU build ids), and prints:
+Runs `attn-run SPEC --aot --aot-dir TMP --random 1 --bench N`
+(HL_NUM_THREADS=2) under `perf record -e cpu-clock`, which keeps the
+shared object that ran in TMP, disassembles that object, and prints:
 
   - each function of the kernel (a parallel loop body is a function of its
     own) with its share of the kernel's samples;
   - the --top basic blocks (from a jump target or the instruction after a
     jump up to the next jump, so a loop body is one block): their share,
-    address, length, the function, and their most frequent instructions,
+    offset in their function, length, the function, and their most frequent instructions,
     so a register-tile loop (16 vfmadd231ps) tells itself apart from an
     exp, a copy or a reduction.
 
@@ -47,87 +45,56 @@ def run(command, **kwargs):
     return result.stdout
 
 
-def build_id(path):
-    """The GNU build id of an ELF file, or None."""
-    notes = run(["readelf", "-n", str(path)])
-    match = re.search(r"Build ID:\s*([0-9a-f]+)", notes)
-    return match.group(1) if match else None
+def kernel_flags(args):
+    """The flags that pick the kernel to run."""
+    flags = ["--grad"] if args.grad else []
+    if args.grad_save_statistics:
+        flags.append("--grad-save-statistics")
+    for param in args.schedule_param:
+        flags += ["--schedule-param", param]
+    if args.func:
+        flags += ["--func", args.func]
+    return flags
 
 
-def kernel_object(args, bin_dir, work):
-    """Compiles the kernel and links it as attn-run --aot does (Codegen.cpp:
-    the archive and the runtime, whole, -Bsymbolic); returns its path."""
-    spec = Path(args.spec).resolve()
+def sample(args, bin_dir, work):
+    """Runs the kernel under perf with its AOT files kept in `work`
+    (attn-run --aot-dir); returns the shared object that ran and its
+    samples, {(function, offset): samples}."""
+    spec = Path(args.spec)
     if not spec.is_file():
         sys.exit(f"loop_profile: no spec file {args.spec}")
     names = re.findall(r"func\.func\s+@([\w$.]+)", spec.read_text())
     if not names or (args.func and args.func not in names):
-        sys.exit(f"loop_profile: {spec} has no function "
+        sys.exit(f"loop_profile: {spec.resolve()} has no function "
                  f"@{args.func or '(none)'}; it has: "
                  f"{', '.join('@' + n for n in names) or 'none'}")
-    name = args.func or names[0]
-    command = [str(bin_dir / "attn-compile"), str(spec), "-o", str(work),
-               "--no-tuning-cache"]
-    if args.grad:
-        command.append("--grad")
-        name += "_grad"
-    if args.grad_save_statistics:
-        command.append("--grad-save-statistics")
-    for param in args.schedule_param:
-        command += ["--schedule-param", param]
-    run(command)
-    archive = work / f"{name}.a"
-    if not archive.exists():
-        sys.exit(f"loop_profile: attn-compile wrote no {archive.name}")
-    library = work / f"{name}.so"
-    run(["c++", "-shared", "-o", str(library), "-Wl,-Bsymbolic",
-         "-Wl,--whole-archive", str(archive), str(work / "attn_runtime.a"),
-         "-Wl,--no-whole-archive", "-lpthread", "-ldl"])
-    return library
-
-
-def sample(args, bin_dir, work, library):
-    """perf samples of attn-run --aot; returns {address: samples} in the
-    kernel's shared object."""
     data = work / "perf.data"
-    command = ["perf", "record", "-q", "--buildid-mmap", "-e", "cpu-clock",
-               "-F", "4999",
-               "-o", str(data), str(bin_dir / "attn-run"), args.spec,
-               "--aot", "--random", "1", "--bench", str(args.runs), "--quiet"]
-    if args.func:
-        command += ["--func", args.func]
-    if args.grad:
-        command.append("--grad")
-    if args.grad_save_statistics:
-        command.append("--grad-save-statistics")
-    for param in args.schedule_param:
-        command += ["--schedule-param", param]
-    env = dict(os.environ, HL_NUM_THREADS=str(args.threads))
-    run(command, env=env)
-    ids = run(["perf", "buildid-list", "-i", str(data)])
-    sampled = [line.split()[0] for line in ids.splitlines()
-               if line.endswith("/" + library.name)]
-    expected = build_id(library)
-    if not sampled or expected is None or sampled[0] != expected:
-        sys.exit(f"loop_profile: the {library.name} that attn-run loaded "
-                 f"(build id {sampled[0] if sampled else 'unknown'}) is not "
-                 f"the one compiled here ({expected}); the addresses would "
-                 "not match")
-    report = run(["perf", "report", "-i", str(data), "--stdio", "-F",
-                  "sample,sym", "--dsos", library.name, "--sort", "sym",
-                  "-g", "none"], env=dict(os.environ, PAGER="cat"))
-    counts = {}
-    for line in report.splitlines():
-        match = re.match(r"\s*(\d+)\s+\[\.\]\s+0x([0-9a-f]+)", line)
-        if match:
-            counts[int(match.group(2), 16)] = int(match.group(1))
-    return counts
+    run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "4999", "-o",
+         str(data), str(bin_dir / "attn-run"), str(spec), "--aot",
+         "--aot-dir", str(work), "--random", "1", "--bench", str(args.runs),
+         "--quiet"] + kernel_flags(args),
+        env=dict(os.environ, HL_NUM_THREADS=str(args.threads)))
+    libraries = list(work.glob("*_grad.so" if args.grad else "*.so"))
+    if len(libraries) != 1:
+        sys.exit(f"loop_profile: attn-run left {len(libraries)} kernel "
+                 f"objects in its --aot-dir, not one")
+    library = libraries[0]
+    script = run(["perf", "script", "-i", str(data), "-F", "ip,sym,symoff,dso"])
+    counts = collections.Counter()
+    for line in script.splitlines():
+        match = re.match(r"\s*[0-9a-f]+\s+(\S+)\+0x([0-9a-f]+)\s+\((.*)\)",
+                         line)
+        if match and Path(match.group(3)) == library:
+            counts[(match.group(1), int(match.group(2), 16))] += 1
+    return library, counts
 
 
 def basic_blocks(library):
-    """[(function, [(address, instruction)])]: the basic blocks of the
-    disassembly, each from a jump target or the instruction after a jump
-    up to the next jump or return (a loop's body is one block)."""
+    """[(function, [(offset in the function, instruction)])]: the basic
+    blocks of the disassembly, each from a jump target or the instruction
+    after a jump up to the next jump or return (a loop's body is one
+    block)."""
     text = run(["objdump", "-d", "--no-show-raw-insn", str(library)])
     code = []  # (function, address, instruction)
     function = None
@@ -141,6 +108,9 @@ def basic_blocks(library):
             code.append((function, int(match.group(1), 16), match.group(2)))
     targets = {int(target, 16) for _, _, text in code
                for target in re.findall(r"^j\w+\s+([0-9a-f]+) <", text)}
+    first = {}
+    for function, address, _ in code:
+        first.setdefault(function, address)
     blocks, block = [], []
     for index, (function, address, text) in enumerate(code):
         starts = (address in targets or not block
@@ -149,7 +119,7 @@ def basic_blocks(library):
         if starts and block:
             blocks.append((code[index - 1][0], block))
             block = []
-        block.append((address, text))
+        block.append((address - first[function], text))
     if block:
         blocks.append((code[-1][0], block))
     return blocks
@@ -173,19 +143,18 @@ def main():
     parser.add_argument("--top", type=int, default=12,
                         help="basic blocks to list (default 12)")
     parser.add_argument("--bin", default=str(ROOT / "build" / "bin"),
-                        help="directory of attn-compile and attn-run")
+                        help="directory of attn-run")
     args = parser.parse_args()
-    for tool in ("perf", "objdump", "readelf", "c++"):
+    for tool in ("perf", "objdump"):
         if shutil.which(tool) is None:
             sys.exit(f"loop_profile: needs `{tool}` on PATH"
                      + (" (Debian: linux-perf)" if tool == "perf" else ""))
-    if args.runs < 1 or args.top < 1:
-        sys.exit("loop_profile: --runs and --top must be positive")
+    if args.runs < 1 or args.top < 1 or args.threads < 1:
+        sys.exit("loop_profile: --runs, --top and --threads must be positive")
     bin_dir = Path(args.bin)
     with tempfile.TemporaryDirectory(prefix="attn-loop-profile-") as tmp:
         work = Path(tmp)
-        library = kernel_object(args, bin_dir, work)
-        counts = sample(args, bin_dir, work, library)
+        library, counts = sample(args, bin_dir, work)
         blocks = basic_blocks(library)
     total = sum(counts.values())
     if total == 0:
@@ -196,7 +165,7 @@ def main():
     per_function = collections.Counter()
     rows = []
     for function, block in blocks:
-        hits = sum(counts.get(address, 0) for address, _ in block)
+        hits = sum(counts[(function, offset)] for offset, _ in block)
         if not hits:
             continue
         per_function[function] += hits

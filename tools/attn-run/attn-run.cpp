@@ -129,6 +129,12 @@ static cl::opt<bool> aot(
              "`c++`) instead of JIT-compiling it"),
     cl::cat(runCategory));
 static cl::opt<std::string>
+    aotDir("aot-dir",
+           cl::desc("With --aot: write the static library, its header and the "
+                    "shared object that runs into this directory (created if "
+                    "needed) and keep them, instead of a temporary directory"),
+           cl::value_desc("dir"), cl::cat(runCategory));
+static cl::opt<std::string>
     target("target",
            cl::desc("Halide target of the JIT kernel (default: host)"),
            cl::init("host"), cl::cat(runCategory));
@@ -385,6 +391,9 @@ int main(int argc, char **argv) {
   kernelOptions.runPipeline = !noDefaultPipeline;
   kernelOptions.tuningCache = tuningCachePath;
   kernelOptions.aot = aot;
+  kernelOptions.aotDir = aotDir;
+  if (!aotDir.empty() && !aot)
+    return fail("--aot-dir takes --aot");
   kernelOptions.compile.remarkSchedule = remarkSchedule;
   if (useReference) {
     if (check || benchRuns > 0 || aot)
