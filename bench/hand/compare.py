@@ -3,6 +3,7 @@
 algorithm, alternating the two in one run (bench/hand/README.md).
 
     python3 bench/hand/compare.py [--pairs P] [--peers] [--rows A,B]
+                                  [--yardstick all|hand|products_only]
                                   [--attn-run PATH] [--json OUT]
                                   [--markdown-out OUT]
 
@@ -13,17 +14,22 @@ the hand-written kernel (2 threads) alternately P times, and prints per
 case the medians, the median of the per-pair ratios attn / hand, and each
 one's fraction of the roofline (bench/kernels.py's FLOPs and compulsory
 bytes, against the higher of the probe's two readings, as bench/run.sh's
-report does). With --peers, each pair also times the row's PyTorch peers
+report does), of the median and of the fastest pair. With --peers, each pair also times the row's PyTorch peers
 (bench/peers.py in the peers' venv, bench/setup_peers.sh), so the ratios to
 PyTorch come from the same minutes. Exits 1 when a run or a yardstick's
 own check fails.
 
-The softmax rows' yardstick is not hand-written: it is attn's own kernel
-of the row with the softmax taken out (the spec with `norm [none over
-keys]`, compiled with --no-default-pipeline so that it stays quadratic):
-the same tiles and passes with a copy where the exps were. attn / it is
-what the softmax costs; its fraction of the FMA peak is what the loop nest
-of the two products reaches on this host.
+The `products_only` yardstick is not hand-written: it is attn's own kernel
+of the row with its exponentials taken out, the same products in the same
+loop nests. attn / it is what the exps and their statistics cost, and its
+fraction of the roofline is what the row's products reach on this host:
+- softmax attention: the softmax step becomes `norm [none over keys]`,
+  compiled with --no-default-pipeline so that it stays quadratic (the
+  tiles and passes, with a copy where the exps were);
+- efficient attention: `variant softmax` becomes `variant scaling` (both
+  softmaxes become one division by n);
+- linear attention: the elu + 1 feature map is dropped (the same
+  reassociated products and row sums).
 """
 
 import argparse
@@ -42,9 +48,16 @@ sys.path.insert(0, str(BENCH))
 import kernels  # noqa: E402  (bench/kernels.py: FLOPs and bytes per row)
 
 SOURCES = ("linear_forms_forward", "efficient_backward")
-# The yardstick of a softmax row: attn's kernel without the softmax.
+# The yardstick of a row's products: attn's kernel without its exps.
 PRODUCTS_ONLY = "products_only"
-SOFTMAX_STEP = "norm [softmax over keys]"
+# Per family of rows: the spec text holding the exps, what replaces it, and
+# attn-run's extra flags.
+PRODUCTS_ONLY_FORMS = {
+    "softmax": ("norm [softmax over keys]", "norm [none over keys]",
+                ["--no-default-pipeline"]),
+    "efficient": ("variant softmax", "variant scaling", []),
+    "linear": (" feature_map elu_plus_one", "", []),
+}
 # (row of bench/kernels.py, yardstick, its arguments before THREADS and
 # REPEATS, repeats per timing)
 CASES = [
@@ -55,6 +68,12 @@ CASES = [
     ("linear_n16384", "linear_forms_forward", ["linear", "16384"], 100),
     ("linear_n65536", "linear_forms_forward", ["linear", "65536"], 30),
     ("efficient_n65536_grad", "efficient_backward", ["65536"], 20),
+    ("efficient_n4096", PRODUCTS_ONLY, [], 300),
+    ("efficient_n16384", PRODUCTS_ONLY, [], 100),
+    ("efficient_n65536", PRODUCTS_ONLY, [], 30),
+    ("linear_n4096", PRODUCTS_ONLY, [], 300),
+    ("linear_n16384", PRODUCTS_ONLY, [], 100),
+    ("linear_n65536", PRODUCTS_ONLY, [], 30),
     # Not n = 4096: there the softmax splits the keys (4 splits merged by
     # their maxima) and a kernel without it does not, so the loop nests
     # differ.
@@ -93,14 +112,18 @@ def median_ms(command, env):
 
 
 def products_only_spec(kernel, out_dir):
-    """The row's spec with its softmax step replaced by `none` (same
-    products, same loop nest), written to out_dir."""
+    """The row's spec without its exps (PRODUCTS_ONLY_FORMS), written to
+    out_dir, and attn-run's extra flags for it."""
+    family = kernel.name.split("_")[0]
+    if family not in PRODUCTS_ONLY_FORMS:
+        sys.exit(f"hand: no products-only form for {kernel.name}")
+    exps, replacement, flags = PRODUCTS_ONLY_FORMS[family]
     text = kernel.spec.read_text()
-    if text.count(SOFTMAX_STEP) != 1:
-        sys.exit(f"hand: {kernel.spec} has no single '{SOFTMAX_STEP}'")
+    if text.count(exps) != 1:
+        sys.exit(f"hand: {kernel.spec} has no single '{exps}'")
     spec = Path(out_dir) / f"{kernel.name}_products_only.mlir"
-    spec.write_text(text.replace(SOFTMAX_STEP, "norm [none over keys]"))
-    return spec
+    spec.write_text(text.replace(exps, replacement))
+    return spec, flags
 
 
 def torch_peer_ms(row):
@@ -131,9 +154,13 @@ def main():
     parser.add_argument("--attn-run", default=str(ROOT / "build/bin/attn-run"))
     parser.add_argument("--peers", action="store_true",
                         help="also time the PyTorch peers in every pair")
+    rows = list(dict.fromkeys(c[0] for c in CASES))
     parser.add_argument("--rows", help="comma-separated rows to time "
-                        "(default: all: " + ", ".join(c[0] for c in CASES) +
-                        ")")
+                        "(default: all: " + ", ".join(rows) + ")")
+    parser.add_argument("--yardstick", choices=["all", "hand", PRODUCTS_ONLY],
+                        default="all",
+                        help="time the rows against the hand-written "
+                        f"yardsticks, against {PRODUCTS_ONLY}, or both")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--markdown-out",
                         help="also write the printed table here")
@@ -143,11 +170,16 @@ def main():
     cases = CASES
     if args.rows:
         wanted = args.rows.split(",")
-        unknown = sorted(set(wanted) - {c[0] for c in CASES})
+        unknown = sorted(set(wanted) - set(rows))
         if unknown:
             parser.error(f"unknown rows: {', '.join(unknown)} (known: "
-                         + ", ".join(c[0] for c in CASES) + ")")
+                         + ", ".join(rows) + ")")
         cases = [c for c in CASES if c[0] in wanted]
+    if args.yardstick != "all":
+        cases = [c for c in cases
+                 if (c[1] == PRODUCTS_ONLY) == (args.yardstick == PRODUCTS_ONLY)]
+    if not cases:
+        parser.error(f"no case of {args.rows} has a {args.yardstick} yardstick")
     specs = tempfile.TemporaryDirectory(prefix="attn-hand-")
     binaries, probe = build(BENCH / "build")
     env = dict(os.environ, HL_NUM_THREADS="2")
@@ -162,10 +194,9 @@ def main():
             if kernel.saved_statistics:
                 attn_cmd.append("--grad-save-statistics")
         if yardstick == PRODUCTS_ONLY:
-            hand_cmd = [args.attn_run,
-                        str(products_only_spec(kernel, specs.name)),
-                        "--no-default-pipeline", "--random", "1", "--bench",
-                        str(repeats), "--quiet"]
+            spec, flags = products_only_spec(kernel, specs.name)
+            hand_cmd = ([args.attn_run, str(spec)] + flags +
+                        ["--random", "1", "--bench", str(repeats), "--quiet"])
         else:
             hand_cmd = ([str(binaries[yardstick])] + yardstick_args +
                         ["2", str(repeats + 1)])
@@ -194,10 +225,11 @@ def main():
              f"{end['stream_bandwidth_gbs']:.1f} GB/s (start / end; the "
              f"higher is used)", ""]
     peers = " torch ms | torch / attn | torch / hand |" if args.peers else ""
+    # The fastest pair too: on a noisy host the noise only adds time.
     lines.append("| row | yardstick | pairs | attn ms | hand ms | attn / hand "
-                 "(median of pairs) | attn of roofline | hand of roofline |" +
-                 peers)
-    lines.append("|---|---|---:|---:|---:|---:|---:|---:|" +
+                 "(median of pairs) | attn of roofline | hand of roofline | "
+                 "attn, fastest pair | hand, fastest pair |" + peers)
+    lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" +
                  "---:|" * (3 * args.peers))
     for r in results:
         kernel = kernels.KERNELS_BY_NAME[r["row"]]
@@ -208,7 +240,9 @@ def main():
         line = (f"| {r['row']} | {r['yardstick'][0]} | {len(r['attn_ms'])} "
                 f"| {a:.3f} | {h:.3f} | "
                 f"{statistics.median(r['attn_over_hand']):.2f} | "
-                f"{100 * roof_ms / a:.1f}% | {100 * roof_ms / h:.1f}% |")
+                f"{100 * roof_ms / a:.1f}% | {100 * roof_ms / h:.1f}% | "
+                f"{100 * roof_ms / min(r['attn_ms']):.1f}% | "
+                f"{100 * roof_ms / min(r['hand_ms']):.1f}% |")
         if r["torch_ms"]:
             # Per pair: each ratio from the same minutes.
             per_attn = [t / x for t, x in zip(r["torch_ms"], r["attn_ms"])]
@@ -219,8 +253,9 @@ def main():
         lines.append(line)
     if any(r["yardstick"][0] == PRODUCTS_ONLY for r in results):
         lines += ["", f"{PRODUCTS_ONLY}: attn's own kernel of the row without "
-                  "its softmax (norm [none over keys], --no-default-pipeline)"
-                  "; not hand-written."]
+                  "its exps (softmax: norm [none over keys], "
+                  "--no-default-pipeline; efficient: variant scaling; linear:"
+                  " no feature map); not hand-written."]
     print("\n".join(lines))
     if args.markdown_out:
         Path(args.markdown_out).write_text("\n".join(lines) + "\n")
