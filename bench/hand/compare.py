@@ -14,9 +14,10 @@ the hand-written kernel (2 threads) alternately P times, and prints per
 case the medians, the median of the per-pair ratios attn / hand, and each
 one's fraction of the roofline (bench/kernels.py's FLOPs and compulsory
 bytes, against the higher of the probe's two readings, as bench/run.sh's
-report does), of the median and of the fastest pair. With --peers, each pair also times the row's PyTorch peers
-(bench/peers.py in the peers' venv, bench/setup_peers.sh), so the ratios to
-PyTorch come from the same minutes. Exits 1 when a run or a yardstick's
+report does), of the median and of the fastest pair. With --peers, each
+pair also times the row's PyTorch peers (bench/peers.py in the peers'
+venv, bench/setup_peers.sh), so the ratios to PyTorch come from the same
+minutes. Exits 1 when a run or a yardstick's
 own check fails.
 
 The `products_only` yardstick is not hand-written: it is attn's own kernel
