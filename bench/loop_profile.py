@@ -13,9 +13,9 @@ shared object that ran in TMP, disassembles that object, and prints:
     own) with its share of the kernel's samples;
   - the --top basic blocks (from a jump target or the instruction after a
     jump up to the next jump, so a loop body is one block): their share,
-    offset in their function, length, the function, and their most frequent instructions,
-    so a register-tile loop (16 vfmadd231ps) tells itself apart from an
-    exp, a copy or a reduction.
+    offset in their function, length, the function, and their most
+    frequent instructions, so a register-tile loop (16 vfmadd231ps) tells
+    itself apart from an exp, a copy or a reduction.
 
 Shares are of the samples that fall in the kernel's shared object: the JIT
 compile and the reference that attn-run also runs are left out. Needs

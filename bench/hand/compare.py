@@ -177,10 +177,11 @@ def main():
                          + ", ".join(rows) + ")")
         cases = [c for c in CASES if c[0] in wanted]
     if args.yardstick != "all":
-        cases = [c for c in cases
-                 if (c[1] == PRODUCTS_ONLY) == (args.yardstick == PRODUCTS_ONLY)]
+        own = args.yardstick == PRODUCTS_ONLY
+        cases = [c for c in cases if (c[1] == PRODUCTS_ONLY) == own]
     if not cases:
-        parser.error(f"no case of {args.rows} has a {args.yardstick} yardstick")
+        parser.error(f"no case of {args.rows} has a {args.yardstick} "
+                     "yardstick")
     specs = tempfile.TemporaryDirectory(prefix="attn-hand-")
     binaries, probe = build(BENCH / "build")
     env = dict(os.environ, HL_NUM_THREADS="2")
