@@ -31,6 +31,11 @@ fraction of the roofline is what the row's products reach on this host:
   softmaxes become one division by n);
 - linear attention: the elu + 1 feature map is dropped (the same
   reassociated products and row sums).
+When the run has products_only cases, it also runs exp_floor.cpp (the FMA
+pipe slots one vector of attn's exp takes on this host) and prints, per
+products_only row, the fraction of the roofline the row cannot exceed with
+its products as fast as they ran and its exps at that cost (in passes of
+their own, and beside the products' FMAs), against issue 24's target.
 """
 
 import argparse
@@ -75,12 +80,54 @@ CASES = [
     ("linear_n4096", PRODUCTS_ONLY, [], 300),
     ("linear_n16384", PRODUCTS_ONLY, [], 100),
     ("linear_n65536", PRODUCTS_ONLY, [], 30),
-    # Not n = 4096: there the softmax splits the keys (4 splits merged by
-    # their maxima) and a kernel without it does not, so the loop nests
-    # differ.
     ("softmax_h8_n1024", PRODUCTS_ONLY, [], 20),
+    # At n = 4096 the softmax splits the keys (4 splits merged by their
+    # maxima) and the kernel without it does not: the same products in a
+    # loop nest without the splits and their merge.
+    ("softmax_h8_n4096", PRODUCTS_ONLY, [], 3),
 ]
 MEDIAN = re.compile(r"median ([0-9.]+) ms")
+# The microbenchmark of the exp on the FMA pipes (exp_floor.cpp).
+EXP_FLOOR = "exp_floor"
+# Per family of products_only rows: issue 24's target (fraction of the
+# roofline), and the exp_floor figures (slots per vector, in a pass of its
+# own and beside a product's FMAs) of the exps it adds.
+EXP_TARGETS = {"softmax": 0.85, "efficient": 0.80, "linear": 0.80}
+EXP_KIND = {"softmax": "exp", "efficient": "exp", "linear": "elu_plus_one"}
+
+
+def exp_vectors_per_slot(kernel):
+    """Vectors of exps per 512-bit FMA of the roofline's products: softmax
+    attention one per 16 scores, whose products are dk + dv FMAs per lane;
+    efficient attention 2 dk / 16 (both softmaxes) per position against
+    2 dk dv / 16; linear attention 2 dk / 16 (phi(Q), phi(K)) against the
+    roofline's 2 dk (dv + 1) / 16 ([V 1])."""
+    p, family = kernel.params, kernel.family
+    if family == "softmax":
+        return 1 / (p["dk"] + p["dv"])
+    if family == "efficient":
+        return 1 / p["dv"]
+    return 1 / (p["dv"] + 1)
+
+
+def exp_ceilings(products_fraction, kernel, floor):
+    """The fractions of the roofline the row cannot exceed when its products
+    run as they do without the exps (products_fraction) and the exps add
+    their measured slots: in passes of their own, and hidden beside the
+    products' FMAs. Time = products' time + exp slots at the FMA rate."""
+    kind, per_slot = EXP_KIND[kernel.family], exp_vectors_per_slot(kernel)
+    return tuple(1 / (1 / products_fraction + floor[f"{kind}_{where}"] *
+                      per_slot) for where in ("alone", "beside_fmas"))
+
+
+def run_exp_floor(binary):
+    out = subprocess.run([str(binary)], capture_output=True, text=True,
+                         check=True).stdout
+    floor = {}
+    for line in out.splitlines():
+        *name, value = line.split()
+        floor["_".join(name)] = float(value)
+    return floor
 
 
 def build(out_dir):
@@ -96,11 +143,15 @@ def build(out_dir):
             subprocess.run(flags + ["-o", str(binary), str(source)],
                            check=True)
         binaries[name] = binary
-    probe = out_dir / "roofline"
-    source = BENCH / "roofline" / "roofline.cpp"
-    if not probe.exists() or probe.stat().st_mtime < source.stat().st_mtime:
-        subprocess.run(flags + ["-o", str(probe), str(source)], check=True)
-    return binaries, probe
+    for name, source in (("roofline", BENCH / "roofline" / "roofline.cpp"),
+                         (EXP_FLOOR, BENCH / "hand" / f"{EXP_FLOOR}.cpp")):
+        binary = out_dir / name
+        if (not binary.exists()
+                or binary.stat().st_mtime < source.stat().st_mtime):
+            subprocess.run(flags + ["-o", str(binary), str(source)],
+                           check=True)
+        binaries[name] = binary
+    return binaries, binaries.pop("roofline")
 
 
 def median_ms(command, env):
@@ -148,6 +199,37 @@ def probe_roofline(probe):
     return json.loads(out)
 
 
+def exp_floor_table(results, floor):
+    """The exp_floor measurement and, per products_only row, the ceilings
+    it puts on the row (exp_ceilings) against issue 24's target."""
+    lines = [f"{EXP_FLOOR}: FMA-pipe slots per vector, in a pass of its own "
+             f"/ beside 16 FMAs: exp {floor['exp_alone']:.2f} / "
+             f"{floor['exp_beside_fmas']:.2f}, elu + 1 "
+             f"{floor['elu_plus_one_alone']:.2f} / "
+             f"{floor['elu_plus_one_beside_fmas']:.2f} (a multiply "
+             f"{floor['slots_vmulps']:.2f}, a compare into a mask "
+             f"{floor['slots_vpcmpgtd_to_mask']:.2f})", "",
+             "| row | products only, fastest pair | exp vectors per FMA "
+             "| ceiling, exps in passes | ceiling, exps beside the products "
+             "| target |", "|---|---:|---:|---:|---:|---|"]
+    for r in results:
+        if r["yardstick"][0] != PRODUCTS_ONLY:
+            continue
+        kernel = kernels.KERNELS_BY_NAME[r["row"]]
+        products = r["roofline_ms"] / min(r["hand_ms"])
+        passes, beside = exp_ceilings(products, kernel, floor)
+        target = EXP_TARGETS[kernel.family]
+        r.update(exp_ceiling_passes=passes, exp_ceiling_beside=beside)
+        verdict = ("out of reach with these products" if beside < target
+                   else "out of reach with exps in passes" if passes < target
+                   else "within both ceilings")
+        lines.append(f"| {r['row']} | {100 * products:.1f}% | "
+                     f"1/{1 / exp_vectors_per_slot(kernel):.0f} | "
+                     f"{100 * passes:.1f}% | {100 * beside:.1f}% | "
+                     f"{100 * target:.0f}%: {verdict} |")
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=7,
@@ -186,6 +268,9 @@ def main():
     binaries, probe = build(BENCH / "build")
     env = dict(os.environ, HL_NUM_THREADS="2")
     start = probe_roofline(probe)
+    floor = None
+    if any(c[1] == PRODUCTS_ONLY for c in cases):
+        floor = run_exp_floor(binaries.pop(EXP_FLOOR))
     results = []
     for row, yardstick, yardstick_args, repeats in cases:
         kernel = kernels.KERNELS_BY_NAME[row]
@@ -253,18 +338,19 @@ def main():
                      f"{statistics.median(per_attn):.2f}x | "
                      f"{statistics.median(per_hand):.2f}x |")
         lines.append(line)
-    if any(r["yardstick"][0] == PRODUCTS_ONLY for r in results):
+    if floor:
         lines += ["", f"{PRODUCTS_ONLY}: attn's own kernel of the row without "
                   "its exps (softmax: norm [none over keys], "
                   "--no-default-pipeline; efficient: variant scaling; linear:"
-                  " no feature map); not hand-written."]
+                  " no feature map); not hand-written.", ""]
+        lines += exp_floor_table(results, floor)
     print("\n".join(lines))
     if args.markdown_out:
         Path(args.markdown_out).write_text("\n".join(lines) + "\n")
     if args.json:
         Path(args.json).write_text(json.dumps(
-            dict(roofline_start=start, roofline_end=end, results=results),
-            indent=1) + "\n")
+            dict(roofline_start=start, roofline_end=end, exp_floor=floor,
+                 results=results), indent=1) + "\n")
 
 
 if __name__ == "__main__":
