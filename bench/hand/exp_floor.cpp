@@ -82,7 +82,7 @@ void fillConstants() {
 
 // Loads the constants into zmm19..zmm31 and zmm18 (the exps' registers).
 #define LOAD_CONSTANTS                                                         \
-  "vmovaps 13*64(%[c]), %%zmm18\n"                                              \
+  "vmovaps 13*64(%[c]), %%zmm18\n"                                             \
   "vmovaps 0*64(%[c]), %%zmm19\n"                                              \
   "vmovaps 1*64(%[c]), %%zmm20\n"                                              \
   "vmovaps 2*64(%[c]), %%zmm21\n"                                              \
@@ -162,11 +162,11 @@ void fillConstants() {
   "vfmadd231ps %%zmm16, %%zmm17, %%zmm7\n"
 
 #define CLOBBERS                                                               \
-  "memory", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4",    \
-      "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",      \
-      "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", \
-      "xmm21", "xmm22", "xmm23", "xmm24", "xmm25", "xmm26", "xmm27", "xmm28", \
-      "xmm29", "xmm30", "xmm31"
+  "memory", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "xmm0", "xmm1", "xmm2",  \
+      "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",         \
+      "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18", \
+      "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25", "xmm26", \
+      "xmm27", "xmm28", "xmm29", "xmm30", "xmm31"
 
 // A loop of `iterations` runs of BODY (constants loaded once, the FMA
 // sources zeroed), timed; seconds per iteration.
