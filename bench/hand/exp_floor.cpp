@@ -97,6 +97,27 @@ void fillConstants() {
   "vmovaps 11*64(%[c]), %%zmm30\n"                                             \
   "vmovaps 12*64(%[c]), %%zmm31\n"
 
+// The exp of the clamped T (x in X, U holding log2(e)), into U: the range
+// reduction, the polynomial, 2^n in the exponent bits and multiplied in,
+// and x itself where x is NaN (the compare into mask K and the blend).
+#define EXP_OF_CLAMPED(X, T, U, V, K)                                          \
+  "vfmadd213ps %%zmm21, %%zmm" #T ", %%zmm" #U "\n"                            \
+  "vcvttps2dq %%zmm" #U ", %%zmm" #U "\n"                                      \
+  "vcvtdq2ps %%zmm" #U ", %%zmm" #V "\n"                                       \
+  "vpslld $23, %%zmm" #U ", %%zmm" #U "\n"                                     \
+  "vpaddd %%zmm30, %%zmm" #U ", %%zmm" #U "\n"                                 \
+  "vfmadd132ps %%zmm22, %%zmm" #T ", %%zmm" #V "\n"                            \
+  "vandps %%zmm23, %%zmm" #X ", %%zmm" #T "\n"                                 \
+  "vpcmpgtd %%zmm24, %%zmm" #T ", %%k" #K "\n"                                 \
+  "vmovaps %%zmm25, %%zmm" #T "\n"                                             \
+  "vfmadd213ps %%zmm26, %%zmm" #V ", %%zmm" #T "\n"                            \
+  "vfmadd213ps %%zmm27, %%zmm" #V ", %%zmm" #T "\n"                            \
+  "vfmadd213ps %%zmm28, %%zmm" #V ", %%zmm" #T "\n"                            \
+  "vfmadd213ps %%zmm29, %%zmm" #V ", %%zmm" #T "\n"                            \
+  "vmulps %%zmm" #V ", %%zmm" #T ", %%zmm" #T "\n"                             \
+  "vfmadd213ps %%zmm" #U ", %%zmm" #T ", %%zmm" #U "\n"                        \
+  "vmovaps %%zmm" #X ", %%zmm" #U "%{%%k" #K "%}\n"
+
 // One vector of attn's exp: loads inputs[IN], stores outputs[IN], with the
 // temporaries X, T, U, V (register numbers) and the mask register K;
 // instruction for instruction the exp loop of an attn softmax kernel.
@@ -104,49 +125,17 @@ void fillConstants() {
   "vmovups " #IN "*64(%[in]), %%zmm" #X "\n"                                   \
   "vsubps %%zmm31, %%zmm" #X ", %%zmm" #X "\n"                                 \
   "vmaxps %%zmm19, %%zmm" #X ", %%zmm" #T "\n"                                 \
-  "vmovaps %%zmm20, %%zmm" #U "\n"                                             \
-  "vfmadd213ps %%zmm21, %%zmm" #T ", %%zmm" #U "\n"                            \
-  "vcvttps2dq %%zmm" #U ", %%zmm" #U "\n"                                      \
-  "vcvtdq2ps %%zmm" #U ", %%zmm" #V "\n"                                       \
-  "vpslld $23, %%zmm" #U ", %%zmm" #U "\n"                                     \
-  "vpaddd %%zmm30, %%zmm" #U ", %%zmm" #U "\n"                                 \
-  "vfmadd132ps %%zmm22, %%zmm" #T ", %%zmm" #V "\n"                            \
-  "vandps %%zmm23, %%zmm" #X ", %%zmm" #T "\n"                                 \
-  "vpcmpgtd %%zmm24, %%zmm" #T ", %%k" #K "\n"                                 \
-  "vmovaps %%zmm25, %%zmm" #T "\n"                                             \
-  "vfmadd213ps %%zmm26, %%zmm" #V ", %%zmm" #T "\n"                            \
-  "vfmadd213ps %%zmm27, %%zmm" #V ", %%zmm" #T "\n"                            \
-  "vfmadd213ps %%zmm28, %%zmm" #V ", %%zmm" #T "\n"                            \
-  "vfmadd213ps %%zmm29, %%zmm" #V ", %%zmm" #T "\n"                            \
-  "vmulps %%zmm" #V ", %%zmm" #T ", %%zmm" #T "\n"                             \
-  "vfmadd213ps %%zmm" #U ", %%zmm" #T ", %%zmm" #U "\n"                        \
-  "vmovaps %%zmm" #X ", %%zmm" #U "%{%%k" #K "%}\n"                            \
+  "vmovaps %%zmm20, %%zmm" #U "\n" EXP_OF_CLAMPED(X, T, U, V, K)               \
   "vmovaps %%zmm" #U ", " #IN "*64(%[out])\n"
 
 // One vector of linear attention's feature map, elu(x) + 1 (x > 0 ? x + 1 :
 // exp(x)), as attn emits it: the exp above without the max, and the
-// compare (x > 0, into a mask) and the masked add of 1.
+// compare (x > 0, into mask P) and the masked add of 1.
 #define ELU_PLUS_ONE(IN, X, T, U, V, K, P)                                     \
   "vmovups " #IN "*64(%[in]), %%zmm" #X "\n"                                   \
   "vmovaps %%zmm20, %%zmm" #U "\n"                                             \
   "vmaxps %%zmm19, %%zmm" #X ", %%zmm" #T "\n"                                 \
-  "vcmpltps %%zmm" #X ", %%zmm31, %%k" #P "\n"                                 \
-  "vfmadd213ps %%zmm21, %%zmm" #T ", %%zmm" #U "\n"                            \
-  "vcvttps2dq %%zmm" #U ", %%zmm" #U "\n"                                      \
-  "vcvtdq2ps %%zmm" #U ", %%zmm" #V "\n"                                       \
-  "vpslld $23, %%zmm" #U ", %%zmm" #U "\n"                                     \
-  "vpaddd %%zmm30, %%zmm" #U ", %%zmm" #U "\n"                                 \
-  "vfmadd132ps %%zmm22, %%zmm" #T ", %%zmm" #V "\n"                            \
-  "vandps %%zmm23, %%zmm" #X ", %%zmm" #T "\n"                                 \
-  "vpcmpgtd %%zmm24, %%zmm" #T ", %%k" #K "\n"                                 \
-  "vmovaps %%zmm25, %%zmm" #T "\n"                                             \
-  "vfmadd213ps %%zmm26, %%zmm" #V ", %%zmm" #T "\n"                            \
-  "vfmadd213ps %%zmm27, %%zmm" #V ", %%zmm" #T "\n"                            \
-  "vfmadd213ps %%zmm28, %%zmm" #V ", %%zmm" #T "\n"                            \
-  "vfmadd213ps %%zmm29, %%zmm" #V ", %%zmm" #T "\n"                            \
-  "vmulps %%zmm" #V ", %%zmm" #T ", %%zmm" #T "\n"                             \
-  "vfmadd213ps %%zmm" #U ", %%zmm" #T ", %%zmm" #U "\n"                        \
-  "vmovaps %%zmm" #X ", %%zmm" #U "%{%%k" #K "%}\n"                            \
+  "vcmpltps %%zmm" #X ", %%zmm31, %%k" #P "\n" EXP_OF_CLAMPED(X, T, U, V, K)   \
   "vaddps %%zmm18, %%zmm" #X ", %%zmm" #U "%{%%k" #P "%}\n"                    \
   "vmovaps %%zmm" #U ", " #IN "*64(%[out])\n"
 
