@@ -357,10 +357,11 @@ LogicalResult KernelBuilder::lowerCausalMask(Operation *operation) {
 
 LogicalResult KernelBuilder::lowerBroadcastBinary(
     Operation *op, Value lhsValue, Value rhsValue,
-    const std::function<Expr(Expr, Expr)> &combine) {
+    const std::function<Expr(Expr, Expr)> &combine,
+    const TensorFunc *rhsOverride, const std::string &givenName) {
   const TensorFunc &lhs = get(lhsValue);
-  const TensorFunc &rhs = get(rhsValue);
-  std::string name = opFuncName(op);
+  const TensorFunc &rhs = rhsOverride ? *rhsOverride : get(rhsValue);
+  std::string name = givenName.empty() ? opFuncName(op) : givenName;
   std::vector<Expr> computed = broadcastShape({lhs.shape, rhs.shape}, name);
   FailureOr<std::vector<Expr>> shape =
       extents(op, cast<RankedTensorType>(op->getResult(0).getType()), computed);
@@ -391,10 +392,11 @@ LogicalResult KernelBuilder::lowerMul(Operation *operation) {
 // a / (b + eps); eps = 0 adds nothing, so linear attention's row sums are
 // divided as they are. A divisor broadcast along the innermost dim (one per
 // row: linear attention's row sums, an L1 normalization's) is inverted once
-// per row and multiplied: the vectorized division of every element cost a
-// vdivps per vector, about 10 cycles of the divider each on Intel cores
-// (linear attention's output: 4 per row of 64, next to 128 FMAs). Efficient
-// attention's _qinv does the same.
+// per row, in <name>_inverse over b's own shape, and multiplied: the
+// vectorized division of every element cost a vdivps per vector, about 10
+// cycles of the divider each on Intel cores (linear attention's output: 4
+// per row of 64, next to 128 FMAs). Efficient attention's _qinv does the
+// same. The schedule may compute the inverses of many rows at once.
 LogicalResult KernelBuilder::lowerDiv(Operation *operation) {
   auto op = cast<DivOp>(operation);
   double eps = op.getEps().convertToDouble();
@@ -402,14 +404,27 @@ LogicalResult KernelBuilder::lowerDiv(Operation *operation) {
   auto resultType = cast<RankedTensorType>(op.getType());
   bool perRow = rhsType.getRank() > 0 && rhsType.getShape().back() == 1 &&
                 resultType.getShape().back() != 1;
-  return lowerBroadcastBinary(op, op.getLhs(), op.getRhs(),
-                              [eps, perRow](Expr a, Expr b) {
-                                if (eps != 0.0)
-                                  b = b + constant(b.type(), eps);
-                                if (perRow)
-                                  return a * (constant(b.type(), 1.0) / b);
-                                return a / b;
-                              });
+  auto shifted = [eps](Expr b) {
+    return eps != 0.0 ? b + constant(b.type(), eps) : b;
+  };
+  if (!perRow)
+    return lowerBroadcastBinary(
+        op, op.getLhs(), op.getRhs(),
+        [&](Expr a, Expr b) { return a / shifted(b); });
+  const TensorFunc &rhs = get(op.getRhs());
+  std::string name = opFuncName(op);
+  Func inverse(name + "_inverse");
+  std::vector<Var> rhsVars = makeVars(rhs.rank());
+  define(inverse, rhsVars,
+         constant(rhs.type, 1.0) / shifted(rhs(toExprs(rhsVars))));
+  TensorFunc inverted = rhs;
+  inverted.func = inverse;
+  if (failed(lowerBroadcastBinary(op, op.getLhs(), op.getRhs(),
+                                  [](Expr a, Expr b) { return a * b; },
+                                  &inverted, name)))
+    return failure();
+  algorithm.ops.back().stages["inverse"] = inverse;
+  return success();
 }
 
 // The sum along `dim` in a helper `<name>_sum` over every other dim, read by

@@ -319,10 +319,14 @@ private:
   bool bf16ProductPairs(Operation *op, const Expr &inner, const Expr &cols,
                         std::string &whyNot);
   /// Elementwise `combine(lhs, rhs)` with numpy broadcasting (attn.add,
-  /// attn.mul, attn.div).
+  /// attn.mul, attn.div), named `name` (default: opFuncName(op));
+  /// `rhsOverride`, if given, is read in place of rhsValue's Func (the same
+  /// shape: attn.div's per-row inverses).
   LogicalResult
   lowerBroadcastBinary(Operation *op, Value lhsValue, Value rhsValue,
-                       const std::function<Expr(Expr, Expr)> &combine);
+                       const std::function<Expr(Expr, Expr)> &combine,
+                       const TensorFunc *rhsOverride = nullptr,
+                       const std::string &name = "");
 
   // Used by one family: AlgorithmShapes.cpp.
   /// The scalar Expr of an index or i1 value, or an error at `user`.

@@ -278,9 +278,10 @@ bool reducesInChunks(const OpStages &product, const ScheduleContext &ctx);
 /// the rows in its tiles.
 bool tileSpansRows(const OpStages &product, const ScheduleContext &ctx);
 /// The register-tiled schedule of `product` with `out` as the Func whose
-/// tiles compute it: the product's own result, or its epilogue.
-void scheduleProductTiles(OpStages &product, Halide::Func out,
-                          const ScheduleContext &ctx);
+/// tiles compute it: the product's own result, or its epilogue. Returns the
+/// loop of the parallel tasks (each a block of rows).
+Halide::LoopLevel scheduleProductTiles(OpStages &product, Halide::Func out,
+                                       const ScheduleContext &ctx);
 void scheduleNormalize(OpStages &op, const ScheduleContext &ctx);
 void scheduleScan(OpStages &op, const ScheduleContext &ctx);
 void scheduleEfficient(OpStages &op, const ScheduleContext &ctx);

@@ -63,7 +63,19 @@ void mlir::attn::codegen::scheduleElementwise(OpStages &op,
   if (epilogue != ctx.epilogues.end()) {
     // The product it reads is computed in its register tiles and never
     // stored (linear attention's numerator, divided by the row sums).
-    scheduleProductTiles(*epilogue->second, f, ctx);
+    Halide::LoopLevel task = scheduleProductTiles(*epilogue->second, f, ctx);
+    // attn.div's inverses of the task's rows, a vector of rows at a time
+    // (one vdivps per 16 rows instead of a vdivss per row in the tiles).
+    auto inverse = op.stages.find("inverse");
+    if (inverse != op.stages.end()) {
+      std::vector<Var> args = inverse->second.args(); // 1, row, batch...
+      if (args.size() >= 2)
+        inverse->second.compute_at(task).vectorize(
+            args[1],
+            ctx.vectorWidth(ctx.params.elementwise.vectorWidth,
+                            op.result.type),
+            Halide::TailStrategy::GuardWithIf);
+    }
     return;
   }
   vectorizeAndParallelize(

@@ -173,9 +173,9 @@ static void scheduleTileRowSum(OpStages &rowSum, Halide::LoopLevel tile,
   sum.update().atomic().vectorize(rowLanes).unroll(args[0]);
 }
 
-void mlir::attn::codegen::scheduleProductTiles(OpStages &product,
-                                               Halide::Func out,
-                                               const ScheduleContext &ctx) {
+Halide::LoopLevel
+mlir::attn::codegen::scheduleProductTiles(OpStages &product, Halide::Func out,
+                                          const ScheduleContext &ctx) {
   const GemmParams &p = ctx.params.gemm;
   size_t rank = product.result.rank();
   Halide::Expr rows = product.result.shape[rank - 2];
@@ -205,7 +205,7 @@ void mlir::attn::codegen::scheduleProductTiles(OpStages &product,
   auto rowProduct = ctx.rowProducts.find(out.name());
   if (rowProduct == ctx.rowProducts.end()) {
     computeLhsPerTask(product, ctx, {lhsReader}, at, vector);
-    return;
+    return at;
   }
   // The block's values of a one-column product, each a dot product over k
   // in vector lanes whose lanes then sum by halves (when k is a multiple of
@@ -230,10 +230,11 @@ void mlir::attn::codegen::scheduleProductTiles(OpStages &product,
   if (lhs != product.stages.end() && rowLhs != rowSums.stages.end() &&
       lhs->second.name() == rowLhs->second.name()) {
     computeLhsPerTask(product, ctx, {lhsReader, rowAcc}, at, vector);
-    return;
+    return at;
   }
   computeLhsPerTask(product, ctx, {lhsReader}, at, vector);
   computeLhsPerTask(rowSums, ctx, {rowAcc}, at, vector);
+  return at;
 }
 
 void mlir::attn::codegen::scheduleGemm(OpStages &op, ScheduleContext &ctx) {
